@@ -1,0 +1,25 @@
+// coderun Node bootstrap. Started ahead of the request, it waits on fd 3 for
+// "KEY=VALUE\0...\0" and then the code, and runs the code as the CommonJS
+// module /work/main.js, the way "node /work/main.js" would.
+const fs = require("fs");
+const Module = require("module");
+const data = fs.readFileSync(3);
+fs.closeSync(3);
+let i = 0;
+for (;;) {
+  const j = data.indexOf(0, i);
+  if (j === i) break;
+  const kv = data.subarray(i, j).toString();
+  const eq = kv.indexOf("=");
+  process.env[kv.slice(0, eq)] = kv.slice(eq + 1);
+  i = j + 1;
+}
+const src = data.subarray(i + 1).toString();
+const file = "/work/main.js";
+process.argv[1] = file;
+const m = new Module(file, null);
+m.filename = file;
+m.paths = Module._nodeModulePaths("/work");
+require.main = m;
+process.mainModule = m;
+m._compile(src, file);

@@ -1,0 +1,103 @@
+# coderun Python bootstrap. Started ahead of the request, it waits on fd 3 for
+# "KEY=VALUE\0...\0" and then the code, and runs the code the way
+# "python3 /work/main.py" would: as __main__, with sys.argv and sys.path[0] set,
+# tracebacks showing the source lines, SystemExit and uncaught exceptions
+# turned into exit codes, threads joined and atexit handlers run.
+# It runs in its own globals (not __main__'s), so user code cannot disturb it.
+import os, sys
+
+def _coderun_run():
+    with open(3, "rb", closefd=True) as f:
+        data = f.read()
+    env = {}
+    i = 0
+    while True:
+        j = data.index(b"\0", i)
+        if j == i:
+            break
+        k, _, v = data[i:j].decode("utf-8", "surrogateescape").partition("=")
+        env[k] = v
+        i = j + 1
+    src = data[i + 1:].decode("utf-8", "surrogateescape")
+    os.environ.update(env)
+    path = "/work/main.py"
+    sys.argv[:] = [path]
+    sys.path[0] = "/work"
+    import builtins, linecache
+    linecache.cache[path] = (len(src), None, src.splitlines(True), path)
+    g = sys.modules["__main__"].__dict__
+    g.clear()
+    g.update(__name__="__main__", __file__=path, __builtins__=builtins,
+             __doc__=None, __loader__=None, __spec__=None, __package__=None, __cached__=None)
+    status = 0
+    try:
+        code = compile(src, path, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        # As for a script: no traceback, just the error and its location.
+        _report(e.with_traceback(None))
+        os._exit(1)
+    del src, data
+    try:
+        exec(code, g)
+    except SystemExit as e:
+        status = _exit_status(e)
+    except BaseException as e:
+        tb = e.__traceback__
+        if tb is not None:
+            tb = tb.tb_next  # hide this bootstrap's frame
+        _report(e.with_traceback(tb))
+        status = 130 if isinstance(e, KeyboardInterrupt) else 1
+    status = _shutdown(status)
+    os._exit(status)
+
+def _report(e):
+    # The interpreter's own printer reads source lines from disk; the code is
+    # not on disk, so the default hook goes through the traceback module,
+    # which reads them from linecache.
+    try:
+        if sys.excepthook is sys.__excepthook__:
+            import traceback
+            traceback.print_exception(e)
+        else:
+            sys.excepthook(type(e), e, e.__traceback__)
+    except BaseException:
+        pass
+
+def _exit_status(e):
+    c = e.code
+    if c is None:
+        return 0
+    if isinstance(c, int):
+        return c & 0xFF
+    try:
+        print(c, file=sys.stderr)
+    except BaseException:
+        pass
+    return 1
+
+def _shutdown(status):
+    # What the interpreter does at exit, minus tearing down every module:
+    # join non-daemon threads, run atexit handlers, flush the standard streams.
+    try:
+        t = sys.modules.get("threading")
+        if t is not None:
+            t._shutdown()
+    except SystemExit as e:
+        status = _exit_status(e)
+    except BaseException:
+        pass
+    try:
+        import atexit
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if s is not None:
+                s.flush()
+        except BaseException:
+            if status == 0:
+                status = 120
+    return status
+
+_coderun_run()

@@ -1,0 +1,262 @@
+package linux
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coderun/coderun/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// box is one sandbox seen from the host: its init process, its cgroup, its
+// workspace and the pipes to them. Its life is create → (wait in the pool) →
+// run once → destroy; it is never reused.
+type box struct {
+	rt       *Runtime
+	id       string
+	interp   sandbox.Interpreter
+	prestart bool
+	hostUID  int
+	ws       string // host mount point of the workspace tmpfs
+	wsBytes  int64  // its current size
+	cg       cgroup // nil when cgroups are explicitly waived
+	cmd      *exec.Cmd
+	control  *os.File
+	eventsR  *os.File
+	events   *json.Decoder
+	stdin    *os.File
+	stdout   *os.File
+	stderr   *os.File
+	once     sync.Once
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// create starts a sandbox for interp and waits until it is ready for code.
+// With prestart the interpreter is started too and waits for its payload.
+func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, prestart bool) (_ *box, err error) {
+	b := &box{rt: rt, id: newID(), interp: interp, prestart: prestart}
+	defer func() {
+		if err != nil {
+			b.destroy()
+		}
+	}()
+	slot := int(rt.slot.Add(1) % uidSlots)
+	uidMap, gidMap := idMappings(rt.opts.UIDBase, slot)
+	b.hostUID = uidMap[1].HostID
+	if err := b.makeWorkspace(rt.opts.Defaults.WorkspaceBytes); err != nil {
+		return nil, err
+	}
+	if rt.cgroups != nil {
+		if b.cg, err = rt.cgroups.create(b.id); err != nil {
+			return nil, err
+		}
+		// Bound the interpreter's start; the run sets its own limits.
+		if err := b.cg.setLimits(rt.opts.Defaults.Memory, rt.opts.Defaults.Processes+1); err != nil {
+			return nil, err
+		}
+	}
+
+	// The child's ends of five pipes become its fds 3..7 (see init.go).
+	var p [5][2]*os.File
+	for i := range p {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, q := range p[:i] {
+				q[0].Close()
+				q[1].Close()
+			}
+			return nil, fmt.Errorf("pipes: %w", err)
+		}
+		p[i] = [2]*os.File{r, w}
+	}
+	// The last is the runtime's own executable: the child execs it through
+	// /proc/self/fd, as the unprivileged host id it already has, which need
+	// not be able to reach the binary's directory.
+	childEnds := []*os.File{p[0][0], p[1][1], p[2][0], p[3][1], p[4][1], rt.exe}
+	b.control, b.eventsR, b.stdin, b.stdout, b.stderr = p[0][1], p[1][0], p[2][1], p[3][0], p[4][0]
+	b.events = json.NewDecoder(bufio.NewReader(b.eventsR))
+	defer func() {
+		for _, f := range childEnds[:5] {
+			f.Close()
+		}
+	}()
+
+	attr := &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		UidMappings:                uidMap,
+		GidMappings:                gidMap,
+		GidMappingsEnableSetgroups: true,
+		Credential:                 &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}},
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+	if b.cg != nil && b.cg.fd() >= 0 {
+		attr.UseCgroupFD, attr.CgroupFD = true, b.cg.fd()
+	}
+	b.cmd = &exec.Cmd{
+		Path:        fmt.Sprintf("/proc/self/fd/%d", fdExe),
+		Args:        []string{"coderun-sandbox-init"},
+		Env:         []string{initMarker + "=1"},
+		ExtraFiles:  childEnds,
+		SysProcAttr: attr,
+	}
+	if err := b.cmd.Start(); err != nil {
+		b.cmd = nil
+		return nil, fmt.Errorf("start sandbox init: %w", err)
+	}
+	if b.cg != nil && b.cg.fd() < 0 {
+		if err := b.cg.attach(b.cmd.Process.Pid); err != nil {
+			return nil, err
+		}
+	}
+	hostname := "sandbox"
+	cfg := setupConfig{
+		RootMount:  rt.rootMount,
+		SourceRoot: rt.opts.RootFS,
+		Workspace:  b.ws,
+		Hostname:   hostname,
+		EtcFiles:   generatedEtc(hostname),
+		UID:        sandboxUID,
+		Path:       interp.Path, // resolved inside the sandbox's root
+		Argv:       interp.Argv,
+		Env:        baseEnv(hostname),
+		Prestart:   prestart,
+		NoSeccomp:  !rt.seccomp,
+	}
+	if err := json.NewEncoder(b.control).Encode(&cfg); err != nil {
+		return nil, fmt.Errorf("send setup to sandbox init: %w", err)
+	}
+	ready := make(chan error, 1)
+	go func() {
+		var ev event
+		if err := b.events.Decode(&ev); err != nil {
+			ready <- fmt.Errorf("sandbox init ended during setup: %w", err)
+			return
+		}
+		if ev.Error != "" {
+			ready <- errors.New(ev.Error)
+			return
+		}
+		ready <- nil
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			return nil, err
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(rt.opts.SetupTimeout):
+		return nil, fmt.Errorf("sandbox setup took longer than %s", rt.opts.SetupTimeout)
+	}
+	return b, nil
+}
+
+// makeWorkspace mounts the box's tmpfs: work/ (the program's /work), tmp/
+// and shm/, all under one size cap.
+func (b *box) makeWorkspace(size int64) error {
+	b.ws = filepath.Join(b.rt.wsDir, b.id)
+	if err := os.Mkdir(b.ws, 0o711); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	if err := unix.Mount("tmpfs", b.ws, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpfsOptions(size)); err != nil {
+		os.Remove(b.ws)
+		b.ws = ""
+		return fmt.Errorf("workspace: mount tmpfs: %w", err)
+	}
+	b.wsBytes = size
+	if err := os.Chmod(b.ws, 0o711); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	for _, d := range []struct {
+		name string
+		mode os.FileMode
+	}{{"work", 0o755}, {"tmp", 0o1777}, {"shm", 0o1777}} {
+		p := filepath.Join(b.ws, d.name)
+		if err := os.Mkdir(p, d.mode); err != nil {
+			return fmt.Errorf("workspace: %w", err)
+		}
+		if err := os.Chmod(p, d.mode); err != nil {
+			return fmt.Errorf("workspace: %w", err)
+		}
+		if err := os.Chown(p, b.hostUID, b.hostUID); err != nil {
+			return fmt.Errorf("workspace: %w", err)
+		}
+	}
+	return nil
+}
+
+// tmpfsOptions caps bytes and, in proportion, inodes (so that a flood of
+// empty files is bounded too).
+func tmpfsOptions(size int64) string {
+	inodes := size / 1024
+	inodes = max(4096, min(inodes, 1<<20))
+	return fmt.Sprintf("size=%d,nr_inodes=%d,mode=0711", size, inodes)
+}
+
+func (b *box) resizeWorkspace(size int64) error {
+	if size == b.wsBytes {
+		return nil
+	}
+	if err := unix.Mount("", b.ws, "", unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV, tmpfsOptions(size)); err != nil {
+		return fmt.Errorf("workspace: resize: %w", err)
+	}
+	b.wsBytes = size
+	return nil
+}
+
+// kill ends every process of the sandbox: init first (the kernel then kills
+// the rest of its PID namespace), then whatever the cgroup still holds.
+func (b *box) kill() {
+	if b.cmd != nil && b.cmd.Process != nil {
+		_ = b.cmd.Process.Kill()
+	}
+	if b.cg != nil {
+		_ = b.cg.kill()
+	}
+}
+
+// destroy kills the sandbox and releases everything it held. It is safe to
+// call more than once.
+func (b *box) destroy() {
+	b.once.Do(func() {
+		b.kill()
+		for _, f := range []*os.File{b.control, b.eventsR, b.stdin, b.stdout, b.stderr} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		if b.cmd != nil {
+			_ = b.cmd.Wait()
+		}
+		if b.cg != nil {
+			if err := b.cg.destroy(); err != nil {
+				b.rt.logf("sandbox %s: %v", b.id, err)
+			}
+		}
+		if b.ws != "" {
+			if err := unix.Unmount(b.ws, unix.MNT_DETACH); err != nil {
+				b.rt.logf("sandbox %s: unmount workspace: %v", b.id, err)
+			}
+			if err := os.Remove(b.ws); err != nil {
+				b.rt.logf("sandbox %s: %v", b.id, err)
+			}
+		}
+	})
+}

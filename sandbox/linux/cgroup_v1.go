@@ -1,0 +1,162 @@
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// cgroupV1 places each sandbox in one group per v1 controller: memory (limit,
+// peak, OOM kills), pids (limit), cpuacct (CPU time) and freezer (to stop a
+// fork race while killing). Groups nest under the host process's own groups,
+// so an outer limit on coderun still applies to its sandboxes.
+type cgroupV1 struct {
+	parents map[string]string // controller → directory that holds our groups
+}
+
+var v1Controllers = []string{"memory", "pids", "cpuacct", "freezer"}
+
+func newCgroupV1(root string) (*cgroupV1, error) {
+	self, err := selfCgroups()
+	if err != nil {
+		return nil, fmt.Errorf("read own cgroups: %w", err)
+	}
+	d := &cgroupV1{parents: map[string]string{}}
+	for _, c := range v1Controllers {
+		base := filepath.Join(root, c)
+		if _, err := os.Stat(filepath.Join(base, "cgroup.procs")); err != nil {
+			continue
+		}
+		parent := filepath.Join(base, self[c], "coderun")
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return nil, fmt.Errorf("cgroup v1 %s: %w", c, err)
+		}
+		if c == "memory" {
+			// Charge and limit hierarchically (the default on current kernels).
+			_ = os.WriteFile(filepath.Join(parent, "memory.use_hierarchy"), []byte("1"), 0)
+		}
+		d.parents[c] = parent
+	}
+	if _, ok := d.parents["memory"]; !ok {
+		return nil, errors.New("cgroup v1: no memory controller")
+	}
+	return d, nil
+}
+
+func (d *cgroupV1) version() int { return 1 }
+
+func (d *cgroupV1) missing() []string {
+	var out []string
+	for _, c := range []string{"memory", "pids", "cpuacct"} {
+		if _, ok := d.parents[c]; !ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (d *cgroupV1) create(name string) (cgroup, error) {
+	g := &cgroupV1Group{dirs: map[string]string{}}
+	for c, parent := range d.parents {
+		dir := filepath.Join(parent, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			g.destroy()
+			return nil, fmt.Errorf("cgroup v1 %s: %w", c, err)
+		}
+		g.dirs[c] = dir
+	}
+	// Swap would let a run exceed its memory limit unseen; forbid it.
+	_ = os.WriteFile(filepath.Join(g.dirs["memory"], "memory.swappiness"), []byte("0"), 0)
+	return g, nil
+}
+
+type cgroupV1Group struct {
+	dirs map[string]string
+}
+
+func (g *cgroupV1Group) fd() int { return -1 }
+
+func (g *cgroupV1Group) attach(pid int) error {
+	p := strconv.Itoa(pid)
+	for c, dir := range g.dirs {
+		if err := writeFile(filepath.Join(dir, "cgroup.procs"), p); err != nil {
+			return fmt.Errorf("attach to %s: %w", c, err)
+		}
+	}
+	return nil
+}
+
+func (g *cgroupV1Group) setLimits(memory int64, pids int) error {
+	mem := g.dirs["memory"]
+	m := strconv.FormatInt(memory, 10)
+	if err := writeFile(filepath.Join(mem, "memory.limit_in_bytes"), m); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(mem, "memory.memsw.limit_in_bytes")); err == nil {
+		if err := writeFile(filepath.Join(mem, "memory.memsw.limit_in_bytes"), m); err != nil {
+			return err
+		}
+	}
+	if dir, ok := g.dirs["pids"]; ok {
+		return writeFile(filepath.Join(dir, "pids.max"), strconv.Itoa(pids))
+	}
+	return nil
+}
+
+func (g *cgroupV1Group) resetPeak() (cgroupStats, error) {
+	if err := writeFile(filepath.Join(g.dirs["memory"], "memory.max_usage_in_bytes"), "0"); err != nil {
+		return cgroupStats{}, err
+	}
+	return g.stats()
+}
+
+func (g *cgroupV1Group) stats() (cgroupStats, error) {
+	var s cgroupStats
+	var err error
+	mem := g.dirs["memory"]
+	if s.peakMemory, err = readInt(filepath.Join(mem, "memory.max_usage_in_bytes")); err != nil {
+		return s, err
+	}
+	if s.oomKills, err = readKeyed(filepath.Join(mem, "memory.oom_control"), "oom_kill"); err != nil {
+		return s, err
+	}
+	if dir, ok := g.dirs["cpuacct"]; ok {
+		u, err1 := readInt(filepath.Join(dir, "cpuacct.usage_user"))
+		k, err2 := readInt(filepath.Join(dir, "cpuacct.usage_sys"))
+		if err := errors.Join(err1, err2); err != nil {
+			return s, err
+		}
+		s.cpuUser, s.cpuSystem = time.Duration(u), time.Duration(k)
+	}
+	return s, nil
+}
+
+func (g *cgroupV1Group) kill() error {
+	fr, hasFreezer := g.dirs["freezer"]
+	if hasFreezer {
+		_ = os.WriteFile(filepath.Join(fr, "freezer.state"), []byte("FROZEN"), 0)
+		defer os.WriteFile(filepath.Join(fr, "freezer.state"), []byte("THAWED"), 0)
+	}
+	data, err := os.ReadFile(filepath.Join(g.dirs["memory"], "cgroup.procs"))
+	if err != nil {
+		return err
+	}
+	for _, f := range splitFields(data) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return nil
+}
+
+func (g *cgroupV1Group) destroy() error {
+	var errs []error
+	for _, dir := range g.dirs {
+		errs = append(errs, removeDir(dir))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,190 @@
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// cgroupV2 places each sandbox in one group of the unified hierarchy, under a
+// "coderun" group beside the host process. Processes are born in their group
+// (CLONE_INTO_CGROUP), killed all at once with cgroup.kill, and measured by
+// memory.peak, memory.events and cpu.stat.
+type cgroupV2 struct {
+	parent      string
+	controllers map[string]bool
+}
+
+func newCgroupV2(root string) (*cgroupV2, error) {
+	self, err := selfCgroups()
+	if err != nil {
+		return nil, fmt.Errorf("read own cgroup: %w", err)
+	}
+	own := filepath.Join(root, self[""])
+	parent := filepath.Join(own, "coderun")
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("cgroup v2: %w", err)
+	}
+	want := "+memory +pids +cpu"
+	if err := enableControllers(own, want); err != nil {
+		// A group with processes cannot delegate controllers ("no internal
+		// processes"): move this process to a leaf beside our groups and retry.
+		leaf := filepath.Join(own, "coderun-supervisor")
+		if err2 := os.MkdirAll(leaf, 0o755); err2 != nil {
+			return nil, fmt.Errorf("cgroup v2: %w", err2)
+		}
+		if err2 := moveAllProcs(own, leaf); err2 != nil {
+			return nil, fmt.Errorf("cgroup v2: enable controllers in %s: %v; move to leaf: %w", own, err, err2)
+		}
+		if err := enableControllers(own, want); err != nil {
+			return nil, fmt.Errorf("cgroup v2: enable controllers in %s: %w", own, err)
+		}
+	}
+	if err := enableControllers(parent, want); err != nil {
+		return nil, fmt.Errorf("cgroup v2: enable controllers in %s: %w", parent, err)
+	}
+	d := &cgroupV2{parent: parent, controllers: map[string]bool{}}
+	data, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+	for _, c := range strings.Fields(string(data)) {
+		d.controllers[c] = true
+	}
+	return d, nil
+}
+
+// enableControllers writes each of want's "+ctrl" words that the group offers.
+func enableControllers(dir, want string) error {
+	data, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, c := range strings.Fields(string(data)) {
+		have[c] = true
+	}
+	for _, w := range strings.Fields(want) {
+		if have[strings.TrimPrefix(w, "+")] {
+			if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func moveAllProcs(from, to string) error {
+	data, err := os.ReadFile(filepath.Join(from, "cgroup.procs"))
+	if err != nil {
+		return err
+	}
+	for _, pid := range splitFields(data) {
+		if err := writeFile(filepath.Join(to, "cgroup.procs"), pid); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *cgroupV2) version() int { return 2 }
+
+func (d *cgroupV2) missing() []string {
+	var out []string
+	for _, c := range []string{"memory", "pids", "cpu"} {
+		if !d.controllers[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (d *cgroupV2) create(name string) (cgroup, error) {
+	dir := filepath.Join(d.parent, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cgroup v2: %w", err)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("cgroup v2: %w", err)
+	}
+	g := &cgroupV2Group{dir: dir, dirFile: f}
+	if d.controllers["memory"] {
+		_ = os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0)
+	}
+	return g, nil
+}
+
+type cgroupV2Group struct {
+	dir     string
+	dirFile *os.File
+	peak    *os.File // memory.peak opened for a per-descriptor reset
+}
+
+func (g *cgroupV2Group) fd() int { return int(g.dirFile.Fd()) }
+
+func (g *cgroupV2Group) attach(pid int) error {
+	return writeFile(filepath.Join(g.dir, "cgroup.procs"), strconv.Itoa(pid))
+}
+
+func (g *cgroupV2Group) setLimits(memory int64, pids int) error {
+	if err := writeFile(filepath.Join(g.dir, "memory.max"), strconv.FormatInt(memory, 10)); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(g.dir, "pids.max"), strconv.Itoa(pids))
+}
+
+func (g *cgroupV2Group) resetPeak() (cgroupStats, error) {
+	// Writing to memory.peak (Linux 6.12+) resets the peak as seen through
+	// that descriptor; older kernels report the group's lifetime peak.
+	if g.peak == nil {
+		if f, err := os.OpenFile(filepath.Join(g.dir, "memory.peak"), os.O_RDWR, 0); err == nil {
+			if _, err := f.WriteString("reset\n"); err == nil {
+				g.peak = f
+			} else {
+				f.Close()
+			}
+		}
+	}
+	return g.stats()
+}
+
+func (g *cgroupV2Group) stats() (cgroupStats, error) {
+	var s cgroupStats
+	var err error
+	if g.peak != nil {
+		buf := make([]byte, 32)
+		n, err := g.peak.ReadAt(buf, 0)
+		if err != nil && n == 0 {
+			return s, err
+		}
+		s.peakMemory, _ = strconv.ParseInt(strings.TrimSpace(string(buf[:n])), 10, 64)
+	} else if s.peakMemory, err = readInt(filepath.Join(g.dir, "memory.peak")); err != nil {
+		return s, err
+	}
+	if s.oomKills, err = readKeyed(filepath.Join(g.dir, "memory.events"), "oom_kill"); err != nil {
+		return s, err
+	}
+	u, err1 := readKeyed(filepath.Join(g.dir, "cpu.stat"), "user_usec")
+	k, err2 := readKeyed(filepath.Join(g.dir, "cpu.stat"), "system_usec")
+	if err := errors.Join(err1, err2); err != nil {
+		return s, err
+	}
+	s.cpuUser, s.cpuSystem = time.Duration(u)*time.Microsecond, time.Duration(k)*time.Microsecond
+	return s, nil
+}
+
+func (g *cgroupV2Group) kill() error {
+	return writeFile(filepath.Join(g.dir, "cgroup.kill"), "1")
+}
+
+func (g *cgroupV2Group) destroy() error {
+	if g.peak != nil {
+		g.peak.Close()
+	}
+	g.dirFile.Close()
+	return removeDir(g.dir)
+}

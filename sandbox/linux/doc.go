@@ -1,0 +1,25 @@
+// Package linux is coderun's embedded sandbox runtime: it needs no daemon,
+// only a Linux kernel, root, and the binary that imports it.
+//
+// Each run gets fresh user, PID, network, mount, IPC, UTS and cgroup
+// namespaces; a minimal root with the system read-only; an unprivileged uid
+// with every capability gone, no_new_privs and a seccomp filter; a cgroup
+// that caps memory and processes and measures CPU; and a size-capped
+// workspace. The files of this package are its security model, one concern
+// each, in the spirit of nsjail:
+//
+//	init.go      the sandbox's PID 1: the order in which everything is set up
+//	user.go      the id mapping, the generated /etc/passwd, the clean environment
+//	mount.go     the root file system and what of the host is (not) visible
+//	net.go       the empty network namespace (loopback only)
+//	caps.go      the capability bounding set
+//	seccomp.go   the system-call filter
+//	cgroup*.go   memory, pids and CPU: v1 and v2 drivers
+//	run.go       limits, output capture, termination reasons, usage
+//	box.go       one sandbox's lifecycle on the host: create, run, kill, destroy
+//	pool.go      pre-started sandboxes, each used once
+//	probe.go     what this host provides ("coderun doctor")
+//
+// A binary importing this package re-executes itself as the sandbox's init;
+// the package's init function takes over in that case, before main runs.
+package linux

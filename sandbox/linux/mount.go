@@ -1,0 +1,271 @@
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// The sandbox's file system, built by init inside its own mount namespace:
+//
+//	/            tmpfs, read-only once built
+//	/usr         the system's /usr (or the alternative root's), read-only
+//	/bin, /lib…  the same links or read-only binds as on the source root
+//	/etc         a few copied files (loader cache, time zone, fonts…) and
+//	             generated passwd, group, hosts; never shadow or the rest
+//	/proc        a fresh procfs of the sandbox's PID namespace, with the
+//	             entries that describe the host masked
+//	/dev         null, zero, full, random, urandom, tty-less; /dev/shm
+//	/work        the workspace (read-write, the working directory)
+//	/tmp         scratch space (read-write)
+//
+// /work, /tmp and /dev/shm are directories of one size-capped tmpfs that the
+// host mounts per sandbox, so the run's writable storage has one limit and
+// the host can read the results without entering the sandbox. Nothing else
+// of the host is visible: no /home, /root, /sys, host /tmp, host /proc, or
+// the project's files.
+
+// topLevel are the root entries taken from the source root: merged-/usr
+// systems have them as links into /usr, others as directories.
+var topLevel = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"}
+
+// etcDirs are bound read-only; etcFiles are copied. Missing entries are skipped.
+var (
+	etcDirs  = []string{"alternatives", "fonts", "ssl", "ca-certificates", "ld.so.conf.d", "python3", "python3.11", "python3.12", "python3.13", "nodejs"}
+	etcFiles = []string{"ld.so.cache", "ld.so.conf", "localtime", "timezone", "mime.types", "protocols", "services",
+		"os-release", "debian_version", "matplotlibrc", "inputrc", "gai.conf", "bash.bashrc", "environment"}
+)
+
+// procMasked hide host details; procReadOnly may be read but never written.
+var (
+	procMasked   = []string{"kcore", "keys", "key-users", "timer_list", "sched_debug", "kallsyms", "kpagecount", "kpageflags", "kpagecgroup", "sysrq-trigger"}
+	procReadOnly = []string{"sys", "irq", "bus", "fs", "acpi", "scsi"}
+)
+
+// devNodes are bound from the host's /dev.
+var devNodes = []string{"null", "zero", "full", "random", "urandom"}
+
+func mountErr(what string, err error) error { return fmt.Errorf("mount: %s: %w", what, err) }
+
+// buildRoot assembles the sandbox root at cfg.RootMount and pivots into it.
+func buildRoot(cfg *setupConfig) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return mountErr("make / private", err)
+	}
+	root := cfg.RootMount
+	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=8m,mode=0755"); err != nil {
+		return mountErr("root tmpfs", err)
+	}
+	src := cfg.SourceRoot
+	for _, d := range []string{"usr", "etc", "proc", "dev", "work", "tmp"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			return mountErr("mkdir "+d, err)
+		}
+	}
+	if err := bindReadOnly(filepath.Join(src, "usr"), filepath.Join(root, "usr")); err != nil {
+		return err
+	}
+	for _, name := range topLevel {
+		if err := mirrorEntry(filepath.Join(src, name), filepath.Join(root, name)); err != nil {
+			return err
+		}
+	}
+	if err := buildEtc(cfg, filepath.Join(root, "etc")); err != nil {
+		return err
+	}
+	if err := buildDev(cfg, filepath.Join(root, "dev")); err != nil {
+		return err
+	}
+	if err := buildProc(filepath.Join(root, "proc"), filepath.Join(root, "dev", "null")); err != nil {
+		return err
+	}
+	for _, m := range [][2]string{{"work", "work"}, {"tmp", "tmp"}} {
+		if err := bind(filepath.Join(cfg.Workspace, m[0]), filepath.Join(root, m[1]), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+			return err
+		}
+	}
+	if err := pivotRoot(root); err != nil {
+		return err
+	}
+	if err := setAttr("/", unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, false); err != nil {
+		return mountErr("make / read-only", err)
+	}
+	return os.Chdir("/work")
+}
+
+// bind mounts src on dst (recursively) and applies attrs to the whole tree.
+func bind(src, dst string, attrs uint64) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return mountErr("bind "+src, err)
+	}
+	if attrs != 0 {
+		if err := setAttr(dst, attrs, true); err != nil {
+			return mountErr("restrict "+src, err)
+		}
+	}
+	return nil
+}
+
+func bindReadOnly(src, dst string) error {
+	return bind(src, dst, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+}
+
+// setAttr adds mount attributes with mount_setattr(2), which, unlike a
+// remount, needs no knowledge of the flags the kernel locked on the source.
+func setAttr(path string, attrs uint64, recursive bool) error {
+	flags := 0
+	if recursive {
+		flags = unix.AT_RECURSIVE
+	}
+	return unix.MountSetattr(unix.AT_FDCWD, path, uint(flags), &unix.MountAttr{Attr_set: attrs})
+}
+
+// mirrorEntry reproduces a top-level entry of the source root: a link as the
+// same link, a directory as a read-only bind.
+func mirrorEntry(src, dst string) error {
+	fi, err := os.Lstat(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return mountErr(src, err)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(src)
+		if err != nil {
+			return mountErr(src, err)
+		}
+		return os.Symlink(target, dst)
+	}
+	if !fi.IsDir() {
+		return nil
+	}
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return mountErr(dst, err)
+	}
+	return bindReadOnly(src, dst)
+}
+
+func buildEtc(cfg *setupConfig, etc string) error {
+	srcEtc := filepath.Join(cfg.SourceRoot, "etc")
+	for _, name := range etcFiles {
+		src := filepath.Join(srcEtc, name)
+		fi, err := os.Lstat(src)
+		if err != nil {
+			continue
+		}
+		dst := filepath.Join(etc, name)
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(src)
+			if err == nil {
+				err = os.Symlink(target, dst)
+			}
+			if err != nil {
+				return mountErr("etc/"+name, err)
+			}
+		case fi.Mode().IsRegular():
+			data, err := os.ReadFile(src)
+			if err != nil {
+				return mountErr("etc/"+name, err)
+			}
+			if err := os.WriteFile(dst, data, 0o644); err != nil {
+				return mountErr("etc/"+name, err)
+			}
+		}
+	}
+	for _, name := range etcDirs {
+		src := filepath.Join(srcEtc, name)
+		fi, err := os.Stat(src)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		dst := filepath.Join(etc, name)
+		if err := os.Mkdir(dst, 0o755); err != nil {
+			return mountErr("etc/"+name, err)
+		}
+		if err := bindReadOnly(src, dst); err != nil {
+			return err
+		}
+	}
+	for name, content := range cfg.EtcFiles {
+		if err := os.WriteFile(filepath.Join(etc, name), []byte(content), 0o644); err != nil {
+			return mountErr("etc/"+name, err)
+		}
+	}
+	return nil
+}
+
+func buildDev(cfg *setupConfig, dev string) error {
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
+		return mountErr("dev tmpfs", err)
+	}
+	for _, n := range devNodes {
+		dst := filepath.Join(dev, n)
+		if err := os.WriteFile(dst, nil, 0o666); err != nil {
+			return mountErr("dev/"+n, err)
+		}
+		if err := bind("/dev/"+n, dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC); err != nil {
+			return err
+		}
+	}
+	for name, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		if err := os.Symlink(target, filepath.Join(dev, name)); err != nil {
+			return mountErr("dev/"+name, err)
+		}
+	}
+	shm := filepath.Join(dev, "shm")
+	if err := os.Mkdir(shm, 0o755); err != nil {
+		return mountErr("dev/shm", err)
+	}
+	if err := bind(filepath.Join(cfg.Workspace, "shm"), shm, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+		return err
+	}
+	if err := setAttr(dev, unix.MOUNT_ATTR_RDONLY, false); err != nil {
+		return mountErr("make /dev read-only", err)
+	}
+	return nil
+}
+
+func buildProc(proc, devNull string) error {
+	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return mountErr("proc", err)
+	}
+	for _, name := range procMasked {
+		p := filepath.Join(proc, name)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if err := unix.Mount(devNull, p, "", unix.MS_BIND, ""); err != nil {
+			return mountErr("mask /proc/"+name, err)
+		}
+	}
+	for _, name := range procReadOnly {
+		p := filepath.Join(proc, name)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if err := bindReadOnly(p, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pivotRoot makes root the new "/" and detaches the old one entirely, so no
+// path leads back to the host's file system.
+func pivotRoot(root string) error {
+	if err := os.Chdir(root); err != nil {
+		return mountErr("chdir new root", err)
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return mountErr("pivot_root", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return mountErr("detach old root", err)
+	}
+	return os.Chdir("/")
+}

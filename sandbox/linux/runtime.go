@@ -1,0 +1,232 @@
+package linux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coderun/coderun/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// Name is this runtime's name.
+const Name = "linux"
+
+// Options configure a Runtime. The zero value works: no pool, the host's
+// root, state under /run/coderun, every isolation layer required.
+type Options struct {
+	// Pool is the number of pre-started sandboxes kept ready per language
+	// (for each language in PoolLanguages). Zero disables the pool.
+	Pool int
+	// PoolLanguages defaults to Python.
+	PoolLanguages []sandbox.Language
+	// Defaults fill the zero fields of each request's limits; zero fields
+	// here take sandbox.DefaultLimits.
+	Defaults sandbox.Limits
+	// RootFS is an alternative root (an unpacked Debian made with
+	// debootstrap, say) whose /usr and /etc the sandbox uses instead of the
+	// host's. Empty means "/".
+	RootFS string
+	// StateDir holds the sandboxes' mount points. Default /run/coderun.
+	StateDir string
+	// UIDBase is the first host uid (and gid) given to sandboxes; each live
+	// sandbox takes two ids from here. Default 1000000.
+	UIDBase int
+	// AllowWeaker lists isolation layers the operator accepts to run without
+	// when the host lacks them (see Layers): "seccomp", "cgroup". Any other
+	// missing layer, or these unless listed, makes New fail.
+	AllowWeaker []string
+	// SetupTimeout bounds the creation of one sandbox. Default 10s.
+	SetupTimeout time.Duration
+	// Logf receives background problems (cleanup failures). Default: log.Printf.
+	Logf func(format string, args ...any)
+}
+
+// Runtime is the embedded Linux runtime. It is safe for concurrent use.
+type Runtime struct {
+	opts      Options
+	exe       *os.File // this binary, opened once: sandbox init is its re-execution
+	stateDir  string
+	rootMount string
+	wsDir     string
+	cgroups   cgroups // nil when the host has none and the operator waived them
+	seccomp   bool    // false when the host has none and the operator waived it
+	slot      atomic.Int64
+	pool      *pool
+	closed    atomic.Bool
+	inflight  sync.WaitGroup // runs in progress
+	cleanup   sync.WaitGroup // sandboxes being destroyed after their run
+}
+
+var _ sandbox.Runtime = (*Runtime)(nil)
+
+// New checks the host, prepares the state directory and starts the pool.
+// It fails, naming the layer, when a required isolation layer is missing.
+func New(opts Options) (*Runtime, error) {
+	opts.Defaults = opts.Defaults.WithDefaults(sandbox.DefaultLimits)
+	if err := opts.Defaults.Validate(); err != nil {
+		return nil, fmt.Errorf("linux runtime: default limits: %w", err)
+	}
+	if opts.RootFS == "" {
+		opts.RootFS = "/"
+	}
+	if opts.StateDir == "" {
+		opts.StateDir = "/run/coderun"
+	}
+	if opts.UIDBase == 0 {
+		opts.UIDBase = defaultBase
+	}
+	if opts.SetupTimeout == 0 {
+		opts.SetupTimeout = 10 * time.Second
+	}
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
+	}
+	if len(opts.PoolLanguages) == 0 {
+		opts.PoolLanguages = []sandbox.Language{sandbox.Python}
+	}
+	for _, l := range opts.PoolLanguages {
+		if _, err := sandbox.LookupInterpreter(l); err != nil {
+			return nil, fmt.Errorf("linux runtime: pool: %w", err)
+		}
+	}
+	report := Probe()
+	if err := report.Require(opts.AllowWeaker); err != nil {
+		return nil, err
+	}
+	rt := &Runtime{opts: opts}
+	exe, err := os.Executable()
+	if err == nil {
+		rt.exe, err = os.Open(exe)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("linux runtime: open own executable for sandbox init: %w", err)
+	}
+	rt.seccomp = report.layer(LayerSeccomp).Available
+	if report.layer(LayerCgroup).Available {
+		if rt.cgroups, err = detectCgroups(); err != nil {
+			return nil, fmt.Errorf("linux runtime: %w", err)
+		}
+	}
+	if err := rt.prepareStateDir(); err != nil {
+		return nil, err
+	}
+	if opts.Pool > 0 {
+		rt.pool = newPool(rt, opts.PoolLanguages, opts.Pool)
+	}
+	return rt, nil
+}
+
+// prepareStateDir makes this process's directory under StateDir, whose
+// parents the sandbox's unprivileged ids can traverse, and removes what
+// earlier processes that died left behind.
+func (rt *Runtime) prepareStateDir() error {
+	if err := os.MkdirAll(rt.opts.StateDir, 0o711); err != nil {
+		return fmt.Errorf("linux runtime: state dir: %w", err)
+	}
+	if err := os.Chmod(rt.opts.StateDir, 0o711); err != nil {
+		return fmt.Errorf("linux runtime: state dir: %w", err)
+	}
+	cleanStale(rt.opts.StateDir, rt.opts.Logf)
+	rt.stateDir = filepath.Join(rt.opts.StateDir, fmt.Sprintf("%d-%s", os.Getpid(), newID()[:6]))
+	rt.rootMount = filepath.Join(rt.stateDir, "root")
+	rt.wsDir = filepath.Join(rt.stateDir, "ws")
+	for _, d := range []struct {
+		path string
+		mode os.FileMode
+	}{{rt.stateDir, 0o711}, {rt.rootMount, 0o755}, {rt.wsDir, 0o711}} {
+		if err := os.Mkdir(d.path, d.mode); err != nil {
+			return fmt.Errorf("linux runtime: state dir: %w", err)
+		}
+		if err := os.Chmod(d.path, d.mode); err != nil {
+			return fmt.Errorf("linux runtime: state dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// cleanStale removes the directories of processes that no longer exist,
+// unmounting workspaces they left mounted.
+func cleanStale(dir string, logf func(string, ...any)) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		pidStr, _, ok := strings.Cut(e.Name(), "-")
+		pid, err := strconv.Atoi(pidStr)
+		if !ok || err != nil {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			continue
+		}
+		stale := filepath.Join(dir, e.Name())
+		wss, _ := os.ReadDir(filepath.Join(stale, "ws"))
+		for _, ws := range wss {
+			_ = unix.Unmount(filepath.Join(stale, "ws", ws.Name()), unix.MNT_DETACH)
+		}
+		if err := os.RemoveAll(stale); err != nil {
+			logf("coderun: remove stale %s: %v", stale, err)
+		}
+	}
+}
+
+func (rt *Runtime) logf(format string, args ...any) { rt.opts.Logf(format, args...) }
+
+// Name reports "linux".
+func (rt *Runtime) Name() string { return Name }
+
+// ErrClosed is returned by Run after Close.
+var ErrClosed = errors.New("linux runtime: closed")
+
+// Run validates req and runs it in a fresh sandbox: a pre-started one from
+// the pool when one is ready for the language, else a new one.
+func (rt *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
+	if rt.closed.Load() {
+		return nil, ErrClosed
+	}
+	rt.inflight.Add(1)
+	defer rt.inflight.Done()
+	interp, err := req.Validate(rt.opts.Defaults)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(rt.opts.RootFS, interp.Path)); err != nil {
+		return nil, fmt.Errorf("%w: %s is not installed (%s not found)", sandbox.ErrInvalid, req.Language, interp.Path)
+	}
+	var b *box
+	if rt.pool != nil && !interp.NeedsColdStart(req.Env) {
+		b = rt.pool.take(req.Language)
+	}
+	if b == nil {
+		b, err = rt.create(ctx, interp, false)
+		if err != nil {
+			if ctx.Err() != nil {
+				return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonKilled, Error: "cancelled during setup: " + err.Error()}, nil
+			}
+			return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonSetupError, Error: err.Error()}, nil
+		}
+	}
+	return b.run(ctx, &req), nil
+}
+
+// Close stops the pool, destroys the sandboxes waiting in it, and waits for
+// running requests to finish.
+func (rt *Runtime) Close() error {
+	if rt.closed.Swap(true) {
+		return nil
+	}
+	if rt.pool != nil {
+		rt.pool.close()
+	}
+	rt.inflight.Wait()
+	rt.cleanup.Wait()
+	rt.exe.Close()
+	return os.RemoveAll(rt.stateDir)
+}

@@ -1,0 +1,127 @@
+package linux
+
+import (
+	"fmt"
+	"unsafe"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// deniedSyscalls fail with EPERM inside the sandbox. They change mounts or
+// namespaces, inspect or control other processes, reach the kernel's
+// keyrings, BPF, perf and io_uring attack surface, load kernel code, or
+// change the machine's clock and power state.
+var deniedSyscalls = []string{
+	// mounts and namespaces
+	"mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
+	"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
+	"open_by_handle_at", "name_to_handle_at",
+	// other processes
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+	// kernel attack surface
+	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+	"keyctl", "add_key", "request_key",
+	// kernel code and machine state
+	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+	"acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "quotactl_fd",
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+	"iopl", "ioperm", "vhangup", "lookup_dcookie", "uselib", "ustat", "sysfs",
+}
+
+// namespaceCloneFlags are the clone(2) flags that would create namespaces.
+var namespaceCloneFlags = []uint64{
+	unix.CLONE_NEWNS, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWUSER,
+	unix.CLONE_NEWPID, unix.CLONE_NEWNET, unix.CLONE_NEWCGROUP, unix.CLONE_NEWTIME,
+}
+
+// deniedSocketDomains are address families other than unix, inet, inet6 and
+// netlink: packet sockets, vsock (which crosses namespaces to the
+// hypervisor), AF_ALG, AF_KEY, bluetooth, CAN and the rest.
+func deniedSocketDomains() []uint64 {
+	var out []uint64
+	for d := uint64(0); d <= 16; d++ {
+		switch d {
+		case unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK:
+		default:
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// seccompPolicy is the sandbox's filter: allow by default, deny the above.
+func seccompPolicy() seccomp.Policy {
+	var cond []seccomp.NameWithConditions
+	for _, f := range namespaceCloneFlags {
+		cond = append(cond, seccomp.NameWithConditions{Name: "clone", Conditions: seccomp.ArgumentConditions{
+			{Argument: 0, Operation: seccomp.BitsSet, Value: f},
+		}})
+	}
+	for _, d := range deniedSocketDomains() {
+		cond = append(cond, seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+			{Argument: 0, Operation: seccomp.Equal, Value: d},
+		}})
+	}
+	cond = append(cond,
+		seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+			{Argument: 0, Operation: seccomp.GreaterThan, Value: 16},
+		}},
+		// SOCK_RAW is 3: the low type bits all set (flags such as
+		// SOCK_CLOEXEC live in higher bits).
+		seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+			{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_RAW},
+		}},
+		seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+			{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_PACKET},
+		}},
+	)
+	return seccomp.Policy{
+		DefaultAction: seccomp.ActionAllow,
+		Syscalls: []seccomp.SyscallGroup{
+			{Action: seccomp.ActionErrno, Names: deniedSyscalls, NamesWithCondtions: cond},
+			// clone3 passes its flags in memory, where a filter cannot look:
+			// report it as missing so that libc falls back to clone.
+			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
+		},
+	}
+}
+
+// loadSeccomp installs the filter on the calling thread (which must be
+// locked), after setting no_new_privs. Children forked from this thread
+// inherit both. System calls of any other architecture (the 32-bit x86 ABI
+// on x86_64, for one) kill the process, so the filter cannot be bypassed.
+func loadSeccomp() error {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	policy := seccompPolicy()
+	insts, err := policy.Assemble()
+	if err != nil {
+		return fmt.Errorf("seccomp: assemble: %w", err)
+	}
+	prog := append([]bpf.Instruction{
+		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
+	}, insts...)
+	raw, err := bpf.Assemble(prog)
+	if err != nil {
+		return fmt.Errorf("seccomp: assemble: %w", err)
+	}
+	filter := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("seccomp: load filter: %w", errno)
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+// Package sandbox defines what it means to run untrusted code and say exactly
+// what happened.
+//
+// A Request names a language, the code, its standard input, the files to place
+// in the run's workspace, environment variables and Limits. A Runtime runs it
+// in isolation and returns a Result: the captured output (each stream capped,
+// with a truncation flag), the exit code or signal, one Reason from a closed
+// set that says why the run ended, the resources it used, and the files it
+// created or changed in its workspace.
+//
+// Runtimes live in sub-packages: sandbox/linux is the embedded default built
+// on Linux namespaces, cgroups and seccomp. Every runtime passes the same
+// conformance and security suite (sandbox/sandboxtest).
+//
+// Nothing here knows about models, sessions or cells: the sandbox only runs
+// "this code, with these limits" and reports the outcome.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+)
+
+// Runtime runs requests in isolated sandboxes. Implementations are safe for
+// concurrent use; each Run gets a fresh sandbox that no other run can see.
+type Runtime interface {
+	// Name identifies the runtime ("linux", "gvisor", "docker").
+	Name() string
+	// Run validates req, runs it in a fresh sandbox and reports the outcome.
+	// Invalid requests are rejected with an error wrapping ErrInvalid before
+	// anything runs. Failures to set up the sandbox are reported as a Result
+	// with Reason ReasonSetupError and a nil error, so that callers record them
+	// like any other outcome; a non-nil error means no result could be made.
+	Run(ctx context.Context, req Request) (*Result, error)
+	// Close stops background work (pools) and releases resources.
+	Close() error
+}
+
+// ErrInvalid is wrapped by every error that rejects a request as malformed.
+var ErrInvalid = errors.New("invalid request")
+
+// Request is one program to run.
+type Request struct {
+	// Language selects the interpreter: see Languages.
+	Language Language `json:"language"`
+	// Code is the program text.
+	Code string `json:"code"`
+	// Stdin is fed to the program's standard input, which is then closed.
+	Stdin []byte `json:"stdin,omitempty"`
+	// Files are placed in the workspace (the program's working directory)
+	// before it starts.
+	Files []File `json:"files,omitempty"`
+	// Env adds environment variables to the sandbox's clean environment.
+	Env map[string]string `json:"env,omitempty"`
+	// Limits bound the run; zero fields take DefaultLimits' values.
+	Limits Limits `json:"limits"`
+	// FileContents asks for the content of output files up to this many bytes
+	// each (0: metadata only).
+	FileContents int64 `json:"file_contents,omitempty"`
+}
+
+// File is an input file for the workspace.
+type File struct {
+	// Path is relative to the workspace, with '/' separators; no "..", not absolute.
+	Path string `json:"path"`
+	// Content is the file's bytes.
+	Content []byte `json:"content"`
+	// Mode is the permission bits; zero means 0644.
+	Mode fs.FileMode `json:"mode,omitempty"`
+}
+
+// Limits bound the resources of one run. A zero field means "the default".
+type Limits struct {
+	WallTime       time.Duration `json:"wall_time,omitempty"`       // elapsed time from start to end
+	CPUTime        time.Duration `json:"cpu_time,omitempty"`        // user+system CPU of all processes
+	Memory         int64         `json:"memory,omitempty"`          // bytes of memory (RSS, page cache, tmpfs) for all processes
+	Processes      int           `json:"processes,omitempty"`       // processes and threads alive at once
+	OutputBytes    int64         `json:"output_bytes,omitempty"`    // bytes captured per stream before the run is stopped
+	WorkspaceBytes int64         `json:"workspace_bytes,omitempty"` // bytes writable in /work, /tmp and /dev/shm together
+	OpenFiles      int           `json:"open_files,omitempty"`      // file descriptors per process
+}
+
+// Usage is what a run consumed.
+type Usage struct {
+	Wall       time.Duration `json:"wall"`
+	CPUUser    time.Duration `json:"cpu_user"`
+	CPUSystem  time.Duration `json:"cpu_system"`
+	PeakMemory int64         `json:"peak_memory"` // bytes
+}
+
+// CPU is user plus system time.
+func (u Usage) CPU() time.Duration { return u.CPUUser + u.CPUSystem }
+
+// Reason says why a run ended. The set is closed: callers may switch on it.
+type Reason string
+
+const (
+	ReasonExited      Reason = "exited"       // the program ended by itself (any exit code) or by its own signal
+	ReasonTimeout     Reason = "timeout"      // the wall-time limit was reached
+	ReasonCPULimit    Reason = "cpu_limit"    // the CPU-time limit was reached
+	ReasonMemoryLimit Reason = "memory_limit" // the kernel killed a process for exceeding the memory limit
+	ReasonOutputLimit Reason = "output_limit" // a stream exceeded the output limit
+	ReasonKilled      Reason = "killed"       // stopped from outside: context cancelled or runtime closed
+	ReasonSetupError  Reason = "setup_error"  // the sandbox could not be prepared; the code did not run
+)
+
+// Result is exactly what happened to a run.
+type Result struct {
+	// Stdout and Stderr hold the bytes the program wrote (in JSON, invalid
+	// UTF-8 is replaced).
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	StdoutTruncated bool   `json:"stdout_truncated"`
+	StderrTruncated bool   `json:"stderr_truncated"`
+	// ExitCode is the program's exit status, or -1 when a signal ended it.
+	ExitCode int `json:"exit_code"`
+	// Signal names the signal that ended the program ("SIGKILL"), if any.
+	Signal string `json:"signal,omitempty"`
+	Reason Reason `json:"reason"`
+	// Error explains a setup error, or adds detail to another reason.
+	Error string `json:"error,omitempty"`
+	Usage Usage  `json:"usage"`
+	// Files lists what the run created or changed in its workspace.
+	Files []FileInfo `json:"files,omitempty"`
+	// FilesTruncated is set when there were more changed files than reported.
+	FilesTruncated bool `json:"files_truncated,omitempty"`
+	// Runtime names the runtime that ran the request; Pooled tells whether a
+	// pre-started sandbox served it.
+	Runtime string `json:"runtime"`
+	Pooled  bool   `json:"pooled"`
+}
+
+// OK reports whether the program ran to completion with exit code 0.
+func (r *Result) OK() bool { return r.Reason == ReasonExited && r.ExitCode == 0 }
+
+// Summary is a one-line human description of the outcome.
+func (r *Result) Summary() string {
+	switch r.Reason {
+	case ReasonExited:
+		if r.Signal != "" {
+			return "terminated by " + r.Signal
+		}
+		return fmt.Sprintf("exited with code %d", r.ExitCode)
+	case ReasonSetupError:
+		return "sandbox setup failed: " + r.Error
+	default:
+		s := string(r.Reason)
+		if r.Error != "" {
+			s += ": " + r.Error
+		}
+		return s
+	}
+}
+
+// FileKind is the type of a workspace entry.
+type FileKind string
+
+const (
+	KindFile    FileKind = "file"
+	KindDir     FileKind = "dir"
+	KindSymlink FileKind = "symlink"
+	KindOther   FileKind = "other" // fifo, socket, device
+)
+
+// FileInfo describes a file the run created or changed. Symbolic links are
+// reported as links (with their target), never followed.
+type FileInfo struct {
+	Path       string      `json:"path"` // relative to the workspace, '/'-separated
+	Kind       FileKind    `json:"kind"`
+	Size       int64       `json:"size"`
+	Mode       fs.FileMode `json:"mode"`
+	LinkTarget string      `json:"link_target,omitempty"`
+	Created    bool        `json:"created"` // false: an input file that changed
+	// Content holds up to Request.FileContents bytes of a regular file;
+	// ContentTruncated is set when the file is larger.
+	Content          []byte `json:"content,omitempty"`
+	ContentTruncated bool   `json:"content_truncated,omitempty"`
+}
