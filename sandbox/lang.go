@@ -20,9 +20,10 @@ const (
 // Interpreter says how a runtime starts a language inside a sandbox.
 //
 // Every language runs through a small bootstrap program: the interpreter is
-// started with Argv (which runs the bootstrap), and the bootstrap then reads
-// the request from file descriptor 3 in the Payload format and runs the code
-// as the interpreter would run a script. Because the bootstrap waits for its
+// started with Argv (which runs the bootstrap); the bootstrap writes one byte
+// to file descriptor 4 and closes it to say it is ready, then reads the
+// request from file descriptor 3 in the Payload format and runs the code as
+// the interpreter would run a script. Because the bootstrap waits for its
 // payload, an interpreter can be started ahead of time and kept waiting in a
 // pool; because it reads the code from a pipe, code size is not bounded by
 // the kernel's argument limits.

@@ -1,8 +1,10 @@
-// coderun Node bootstrap. Started ahead of the request, it waits on fd 3 for
+// coderun Node bootstrap. Started ahead of the request, it reports readiness
+// on fd 4 and waits on fd 3 for
 // "KEY=VALUE\0...\0" and then the code, and runs the code as the CommonJS
 // module /work/main.js, the way "node /work/main.js" would.
 const fs = require("fs");
 const Module = require("module");
+try { fs.writeSync(4, "R"); fs.closeSync(4); } catch (e) {}
 const data = fs.readFileSync(3);
 fs.closeSync(3);
 let i = 0;

@@ -1,12 +1,22 @@
-# coderun Python bootstrap. Started ahead of the request, it waits on fd 3 for
+# coderun Python bootstrap. Started ahead of the request, it reports readiness
+# on fd 4 and waits on fd 3 for
 # "KEY=VALUE\0...\0" and then the code, and runs the code the way
 # "python3 /work/main.py" would: as __main__, with sys.argv and sys.path[0] set,
 # tracebacks showing the source lines, SystemExit and uncaught exceptions
 # turned into exit codes, threads joined and atexit handlers run.
 # It runs in its own globals (not __main__'s), so user code cannot disturb it.
 import os, sys
+# Imported before the request arrives, so that reporting an error costs
+# nothing on the request path.
+import builtins, linecache, traceback, atexit
 
 def _coderun_run():
+    # Tell init this interpreter is up and waiting (fd 4), then wait for the request.
+    try:
+        os.write(4, b"R")
+        os.close(4)
+    except OSError:
+        pass
     with open(3, "rb", closefd=True) as f:
         data = f.read()
     env = {}
@@ -23,7 +33,6 @@ def _coderun_run():
     path = "/work/main.py"
     sys.argv[:] = [path]
     sys.path[0] = "/work"
-    import builtins, linecache
     linecache.cache[path] = (len(src), None, src.splitlines(True), path)
     g = sys.modules["__main__"].__dict__
     g.clear()
@@ -56,7 +65,6 @@ def _report(e):
     # which reads them from linecache.
     try:
         if sys.excepthook is sys.__excepthook__:
-            import traceback
             traceback.print_exception(e)
         else:
             sys.excepthook(type(e), e, e.__traceback__)
@@ -87,7 +95,6 @@ def _shutdown(status):
     except BaseException:
         pass
     try:
-        import atexit
         atexit._run_exitfuncs()
     except BaseException:
         pass

@@ -46,6 +46,8 @@ const (
 	fdStdout  = 6
 	fdStderr  = 7
 	fdExe     = 8
+
+	pipeBuffer = 64 << 10 // Linux's default pipe capacity
 )
 
 // setupConfig is what init needs to build the sandbox.
@@ -112,6 +114,9 @@ func runInit() {
 		if child, err = startProgram(&cfg, cfg.Env); err != nil {
 			fail(err)
 		}
+		// Ready means the interpreter has started and waits for its code.
+		var b [1]byte
+		_, _ = child.ready.Read(b[:])
 	}
 	if err := events.Encode(event{Ready: true}); err != nil {
 		os.Exit(1)
@@ -138,11 +143,16 @@ func runInit() {
 			fail(fmt.Errorf("init: rlimit %d: %w", rl.Resource, err))
 		}
 	}
-	go func() {
+	sendPayload := func() {
 		// The program may exit without reading its payload; that is its business.
 		_, _ = child.request.Write(msg.Payload)
 		child.request.Close()
-	}()
+	}
+	if len(msg.Payload) <= pipeBuffer {
+		sendPayload() // fits in the pipe: no need to wait for a reader
+	} else {
+		go sendPayload()
+	}
 	st := reap(child.pid)
 	ex := &exit{Code: st.ExitStatus()}
 	if st.Signaled() {
@@ -180,6 +190,7 @@ func setup(cfg *setupConfig) error {
 type program struct {
 	pid     int
 	request *os.File // write end of the program's fd 3
+	ready   *os.File // read end of the program's fd 4
 }
 
 func startProgram(cfg *setupConfig, env []string) (*program, error) {
@@ -188,10 +199,15 @@ func startProgram(cfg *setupConfig, env []string) (*program, error) {
 		return nil, fmt.Errorf("init: %w", err)
 	}
 	defer r.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("init: %w", err)
+	}
+	defer readyW.Close()
 	pid, err := syscall.ForkExec(cfg.Path, cfg.Argv, &syscall.ProcAttr{
 		Dir:   "/work",
 		Env:   env,
-		Files: []uintptr{fdStdin, fdStdout, fdStderr, r.Fd()},
+		Files: []uintptr{fdStdin, fdStdout, fdStderr, r.Fd(), readyW.Fd()},
 		Sys: &syscall.SysProcAttr{
 			Setsid:     true,
 			Credential: &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.UID), Groups: []uint32{}},
@@ -199,9 +215,10 @@ func startProgram(cfg *setupConfig, env []string) (*program, error) {
 	})
 	if err != nil {
 		w.Close()
+		readyR.Close()
 		return nil, fmt.Errorf("init: start %s: %w", cfg.Path, err)
 	}
-	return &program{pid: pid, request: w}, nil
+	return &program{pid: pid, request: w, ready: readyR}, nil
 }
 
 // reap waits for children, as PID 1 must, until pid exits.

@@ -72,6 +72,9 @@ func (p *pool) take(lang sandbox.Language) *box {
 	}
 }
 
+// waiting reports how many sandboxes for lang are ready.
+func (p *pool) waiting(lang sandbox.Language) int { return len(p.ready[lang]) }
+
 func (p *pool) close() {
 	p.cancel()
 	p.wg.Wait()

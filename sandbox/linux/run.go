@@ -22,6 +22,7 @@ import (
 // run executes req in b, which it consumes, and reports what happened.
 func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
 	res := &sandbox.Result{Runtime: Name, Pooled: b.prestart, ExitCode: -1}
+	b.setPriority(0)
 	setupErr := func(err error) *sandbox.Result {
 		b.destroy()
 		res.Reason, res.Error = sandbox.ReasonSetupError, err.Error()

@@ -216,6 +216,14 @@ func (rt *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Resul
 	return b.run(ctx, &req), nil
 }
 
+// PoolReady reports how many pre-started sandboxes for lang are waiting.
+func (rt *Runtime) PoolReady(lang sandbox.Language) int {
+	if rt.pool == nil {
+		return 0
+	}
+	return rt.pool.waiting(lang)
+}
+
 // Close stops the pool, destroys the sandboxes waiting in it, and waits for
 // running requests to finish.
 func (rt *Runtime) Close() error {
