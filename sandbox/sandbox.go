@@ -73,22 +73,23 @@ type File struct {
 }
 
 // Limits bound the resources of one run. A zero field means "the default".
+// In JSON, durations are strings such as "10s" (see json.go).
 type Limits struct {
-	WallTime       time.Duration `json:"wall_time,omitempty"`       // elapsed time from start to end
-	CPUTime        time.Duration `json:"cpu_time,omitempty"`        // user+system CPU of all processes
-	Memory         int64         `json:"memory,omitempty"`          // bytes of memory (RSS, page cache, tmpfs) for all processes
-	Processes      int           `json:"processes,omitempty"`       // processes and threads alive at once
-	OutputBytes    int64         `json:"output_bytes,omitempty"`    // bytes captured per stream before the run is stopped
-	WorkspaceBytes int64         `json:"workspace_bytes,omitempty"` // bytes writable in /work, /tmp and /dev/shm together
-	OpenFiles      int           `json:"open_files,omitempty"`      // file descriptors per process
+	WallTime       time.Duration // elapsed time from start to end
+	CPUTime        time.Duration // user+system CPU of all processes
+	Memory         int64         // bytes of memory (RSS, page cache, tmpfs) for all processes
+	Processes      int           // processes and threads alive at once
+	OutputBytes    int64         // bytes captured per stream before the run is stopped
+	WorkspaceBytes int64         // bytes writable in /work, /tmp and /dev/shm together
+	OpenFiles      int           // file descriptors per process
 }
 
-// Usage is what a run consumed.
+// Usage is what a run consumed. In JSON, times are in milliseconds.
 type Usage struct {
-	Wall       time.Duration `json:"wall"`
-	CPUUser    time.Duration `json:"cpu_user"`
-	CPUSystem  time.Duration `json:"cpu_system"`
-	PeakMemory int64         `json:"peak_memory"` // bytes
+	Wall       time.Duration
+	CPUUser    time.Duration
+	CPUSystem  time.Duration
+	PeakMemory int64 // bytes, of the whole sandbox (the interpreter included)
 }
 
 // CPU is user plus system time.

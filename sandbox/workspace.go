@@ -156,6 +156,37 @@ func CollectFiles(dir string, snap Snapshot, maxContent int64) (files []FileInfo
 	return files, truncated, nil
 }
 
+// ReadFile reads the regular file p (as cleaned by CleanPath) of the
+// workspace dir, at most max bytes, without following links.
+func ReadFile(dir, p string, max int64) ([]byte, bool, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, false, fmt.Errorf("workspace: %w", err)
+	}
+	defer root.Close()
+	fi, err := root.Lstat(p)
+	if err != nil {
+		return nil, false, fmt.Errorf("workspace: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("workspace: %s is a %s, not a regular file", p, kindOf(fi.Mode()))
+	}
+	return readContent(root, p, max)
+}
+
+func kindOf(m fs.FileMode) FileKind {
+	switch {
+	case m.IsRegular():
+		return KindFile
+	case m.IsDir():
+		return KindDir
+	case m&fs.ModeSymlink != 0:
+		return KindSymlink
+	default:
+		return KindOther
+	}
+}
+
 func readContent(root *os.Root, p string, max int64) ([]byte, bool, error) {
 	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {

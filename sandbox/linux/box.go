@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,9 +28,8 @@ type box struct {
 	id       string
 	interp   sandbox.Interpreter
 	prestart bool
-	hostUID  int
-	ws       string // host mount point of the workspace tmpfs
-	wsBytes  int64  // its current size
+	ws       *workspace
+	ownsWS   bool   // destroy removes the workspace (one-shot runs)
 	cg       cgroup // nil when cgroups are explicitly waived
 	cmd      *exec.Cmd
 	control  *os.File
@@ -40,7 +38,10 @@ type box struct {
 	stdin    *os.File
 	stdout   *os.File
 	stderr   *os.File
-	once     sync.Once
+	// keepOutputs leaves stdout and stderr open at destroy: their reader
+	// closes them at end of file (interactive programs).
+	keepOutputs bool
+	once        sync.Once
 }
 
 func newID() string {
@@ -51,18 +52,24 @@ func newID() string {
 
 // create starts a sandbox for interp and waits until it is ready for code.
 // With prestart the interpreter is started too and waits for its payload.
-func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, prestart bool) (_ *box, err error) {
-	b := &box{rt: rt, id: newID(), interp: interp, prestart: prestart}
+// The sandbox uses ws if given (and leaves it be when destroyed), else a
+// workspace of its own.
+func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, prestart bool, ws *workspace, slot int) (_ *box, err error) {
+	b := &box{rt: rt, id: newID(), interp: interp, prestart: prestart, ws: ws}
 	defer func() {
 		if err != nil {
 			b.destroy()
 		}
 	}()
-	slot := int(rt.slot.Add(1) % uidSlots)
+	if ws == nil {
+		slot = rt.nextSlot()
+	}
 	uidMap, gidMap := idMappings(rt.opts.UIDBase, slot)
-	b.hostUID = uidMap[1].HostID
-	if err := b.makeWorkspace(rt.opts.Defaults.WorkspaceBytes); err != nil {
-		return nil, err
+	if ws == nil {
+		if b.ws, err = rt.newWorkspace(b.id, rt.opts.Defaults.WorkspaceBytes, uidMap[1].HostID); err != nil {
+			return nil, err
+		}
+		b.ownsWS = true
 	}
 	if rt.cgroups != nil {
 		if b.cg, err = rt.cgroups.create(b.id); err != nil {
@@ -135,7 +142,7 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, prest
 	cfg := setupConfig{
 		RootMount:  rt.rootMount,
 		SourceRoot: rt.opts.RootFS,
-		Workspace:  b.ws,
+		Workspace:  b.ws.dir,
 		Hostname:   hostname,
 		EtcFiles:   generatedEtc(hostname),
 		UID:        sandboxUID,
@@ -172,59 +179,6 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, prest
 		return nil, fmt.Errorf("sandbox setup took longer than %s", rt.opts.SetupTimeout)
 	}
 	return b, nil
-}
-
-// makeWorkspace mounts the box's tmpfs: work/ (the program's /work), tmp/
-// and shm/, all under one size cap.
-func (b *box) makeWorkspace(size int64) error {
-	b.ws = filepath.Join(b.rt.wsDir, b.id)
-	if err := os.Mkdir(b.ws, 0o711); err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
-	if err := unix.Mount("tmpfs", b.ws, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpfsOptions(size)); err != nil {
-		os.Remove(b.ws)
-		b.ws = ""
-		return fmt.Errorf("workspace: mount tmpfs: %w", err)
-	}
-	b.wsBytes = size
-	if err := os.Chmod(b.ws, 0o711); err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
-	for _, d := range []struct {
-		name string
-		mode os.FileMode
-	}{{"work", 0o755}, {"tmp", 0o1777}, {"shm", 0o1777}} {
-		p := filepath.Join(b.ws, d.name)
-		if err := os.Mkdir(p, d.mode); err != nil {
-			return fmt.Errorf("workspace: %w", err)
-		}
-		if err := os.Chmod(p, d.mode); err != nil {
-			return fmt.Errorf("workspace: %w", err)
-		}
-		if err := os.Chown(p, b.hostUID, b.hostUID); err != nil {
-			return fmt.Errorf("workspace: %w", err)
-		}
-	}
-	return nil
-}
-
-// tmpfsOptions caps bytes and, in proportion, inodes (so that a flood of
-// empty files is bounded too).
-func tmpfsOptions(size int64) string {
-	inodes := size / 1024
-	inodes = max(4096, min(inodes, 1<<20))
-	return fmt.Sprintf("size=%d,nr_inodes=%d,mode=0711", size, inodes)
-}
-
-func (b *box) resizeWorkspace(size int64) error {
-	if size == b.wsBytes {
-		return nil
-	}
-	if err := unix.Mount("", b.ws, "", unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV, tmpfsOptions(size)); err != nil {
-		return fmt.Errorf("workspace: resize: %w", err)
-	}
-	b.wsBytes = size
-	return nil
 }
 
 // poolNice is the scheduling priority of sandboxes being pre-started.
@@ -265,7 +219,11 @@ func (b *box) kill() {
 func (b *box) destroy() {
 	b.once.Do(func() {
 		b.kill()
-		for _, f := range []*os.File{b.control, b.eventsR, b.stdin, b.stdout, b.stderr} {
+		files := []*os.File{b.control, b.eventsR, b.stdin}
+		if !b.keepOutputs {
+			files = append(files, b.stdout, b.stderr)
+		}
+		for _, f := range files {
 			if f != nil {
 				f.Close()
 			}
@@ -278,13 +236,8 @@ func (b *box) destroy() {
 				b.rt.logf("sandbox %s: %v", b.id, err)
 			}
 		}
-		if b.ws != "" {
-			if err := unix.Unmount(b.ws, unix.MNT_DETACH); err != nil {
-				b.rt.logf("sandbox %s: unmount workspace: %v", b.id, err)
-			}
-			if err := os.Remove(b.ws); err != nil {
-				b.rt.logf("sandbox %s: %v", b.id, err)
-			}
+		if b.ws != nil && b.ownsWS {
+			b.ws.remove(b.rt.logf)
 		}
 	})
 }

@@ -125,12 +125,19 @@ func (g *cgroupV1Group) stats() (cgroupStats, error) {
 		return s, err
 	}
 	if dir, ok := g.dirs["cpuacct"]; ok {
-		u, err1 := readInt(filepath.Join(dir, "cpuacct.usage_user"))
-		k, err2 := readInt(filepath.Join(dir, "cpuacct.usage_sys"))
-		if err := errors.Join(err1, err2); err != nil {
+		// cpuacct.usage is exact; the user/system split (cpuacct.stat) is
+		// counted in clock ticks, so it only apportions the total.
+		total, err1 := readInt(filepath.Join(dir, "cpuacct.usage"))
+		u, err2 := readKeyed(filepath.Join(dir, "cpuacct.stat"), "user")
+		k, err3 := readKeyed(filepath.Join(dir, "cpuacct.stat"), "system")
+		if err := errors.Join(err1, err2, err3); err != nil {
 			return s, err
 		}
-		s.cpuUser, s.cpuSystem = time.Duration(u), time.Duration(k)
+		user := total
+		if u+k > 0 {
+			user = total * u / (u + k)
+		}
+		s.cpuUser, s.cpuSystem = time.Duration(user), time.Duration(total-user)
 	}
 	return s, nil
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -21,130 +20,33 @@ import (
 
 // run executes req in b, which it consumes, and reports what happened.
 func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
-	res := &sandbox.Result{Runtime: Name, Pooled: b.prestart, ExitCode: -1}
-	b.setPriority(0)
-	setupErr := func(err error) *sandbox.Result {
-		b.destroy()
-		res.Reason, res.Error = sandbox.ReasonSetupError, err.Error()
-		return res
-	}
-	lim := req.Limits
-	if err := b.resizeWorkspace(lim.WorkspaceBytes); err != nil {
-		return setupErr(err)
-	}
-	work := filepath.Join(b.ws, "work")
-	snap, err := sandbox.WriteFiles(work, req.Files, b.hostUID, b.hostUID)
+	ex, err := b.launch(req.Limits, req.Files, req.Env, req.Code, true)
 	if err != nil {
-		return setupErr(err)
+		b.destroy()
+		return &sandbox.Result{Runtime: Name, Pooled: b.prestart, ExitCode: -1, Reason: sandbox.ReasonSetupError, Error: err.Error()}
 	}
-	var base cgroupStats
-	if b.cg != nil {
-		if err := b.cg.setLimits(lim.Memory, lim.Processes+1); err != nil { // +1: init
-			return setupErr(err)
-		}
-		if base, err = b.cg.resetPeak(); err != nil {
-			return setupErr(err)
-		}
-	}
-
 	// Output: each stream captured up to the limit; one byte more stops the run.
-	overflow := make(chan struct{}, 2)
 	var outputs sync.WaitGroup
-	capture := func(f *os.File, out *string, truncated *bool) {
+	var stdout, stderr []byte
+	var outTrunc, errTrunc bool
+	capture := func(f *os.File, out *[]byte, truncated *bool) {
 		defer outputs.Done()
-		var buf []byte
-		buf, *truncated = readCapped(f, lim.OutputBytes, overflow)
-		*out = string(buf)
+		*out, *truncated = readCapped(f, req.Limits.OutputBytes, ex.overflow)
 	}
 	outputs.Add(2)
-	go capture(b.stdout, &res.Stdout, &res.StdoutTruncated)
-	go capture(b.stderr, &res.Stderr, &res.StderrTruncated)
+	go capture(b.stdout, &stdout, &outTrunc)
+	go capture(b.stderr, &stderr, &errTrunc)
 	go func() {
 		if len(req.Stdin) > 0 {
 			_, _ = b.stdin.Write(req.Stdin) // EPIPE when the program does not read it
 		}
 		b.stdin.Close()
 	}()
-
-	msg := goMessage{Payload: sandbox.Payload(req.Env, req.Code), Rlimits: rlimits(lim, b.cg == nil)}
-	if !b.prestart {
-		msg.Env = mergeEnv(baseEnv("sandbox"), req.Env)
-	}
-	start := time.Now()
-	if err := json.NewEncoder(b.control).Encode(&msg); err != nil {
-		return setupErr(fmt.Errorf("send request to sandbox init: %w", err))
-	}
-	exited := make(chan event, 1)
-	go func() {
-		var ev event
-		if err := b.events.Decode(&ev); err != nil {
-			ev.Error = "sandbox init ended: " + err.Error()
-		}
-		exited <- ev
-	}()
-
-	wall := time.NewTimer(lim.WallTime)
-	defer wall.Stop()
-	cpuLimit := make(chan struct{})
-	stopCPU := make(chan struct{})
-	defer close(stopCPU)
-	if b.cg != nil {
-		go watchCPU(b.cg, base, lim.CPUTime, cpuLimit, stopCPU)
-	}
-
-	var ev event
-	select {
-	case ev = <-exited:
-		res.Reason = sandbox.ReasonExited
-	case <-wall.C:
-		res.Reason = sandbox.ReasonTimeout
-		res.Error = fmt.Sprintf("wall time limit of %s reached", lim.WallTime)
-	case <-cpuLimit:
-		res.Reason = sandbox.ReasonCPULimit
-		res.Error = fmt.Sprintf("CPU time limit of %s reached", lim.CPUTime)
-	case <-overflow:
-		res.Reason = sandbox.ReasonOutputLimit
-		res.Error = fmt.Sprintf("output exceeded %s", sandbox.FormatBytes(lim.OutputBytes))
-	case <-ctx.Done():
-		res.Reason = sandbox.ReasonKilled
-		res.Error = "cancelled: " + context.Cause(ctx).Error()
-	}
-	res.Usage.Wall = time.Since(start)
-	// Whatever the reason, nothing of the run may outlive it.
-	b.kill()
-	if b.cmd != nil {
-		_ = b.cmd.Wait()
-	}
+	res := ex.wait(ctx)
 	outputs.Wait()
-
-	if ev.Exit != nil {
-		res.ExitCode = ev.Exit.Code
-		if ev.Exit.Signal != 0 {
-			res.Signal = unix.SignalName(syscall.Signal(ev.Exit.Signal))
-		}
-	} else if ev.Error != "" && res.Reason == sandbox.ReasonExited {
-		// Init died before reporting: only the kernel kills it, for memory.
-		res.Reason, res.Signal, res.Error = sandbox.ReasonKilled, "SIGKILL", ev.Error
-	}
-	if b.cg != nil {
-		if st, err := b.cg.stats(); err == nil {
-			res.Usage.CPUUser = st.cpuUser - base.cpuUser
-			res.Usage.CPUSystem = st.cpuSystem - base.cpuSystem
-			res.Usage.PeakMemory = st.peakMemory
-			if st.oomKills > base.oomKills {
-				b.classifyOOM(res, lim)
-			}
-		}
-	}
-	if res.Reason == sandbox.ReasonExited && (res.Signal == "SIGXCPU" ||
-		(res.Signal == "SIGKILL" && res.Usage.CPU() >= lim.CPUTime)) {
-		res.Reason = sandbox.ReasonCPULimit
-		res.Error = fmt.Sprintf("CPU time limit of %s reached", lim.CPUTime)
-	}
-	if res.Reason == sandbox.ReasonExited && res.Signal == "SIGXFSZ" {
-		res.Error = "a file exceeded the workspace size"
-	}
-	if files, truncated, err := sandbox.CollectFiles(work, snap, req.FileContents); err != nil {
+	res.Stdout, res.Stderr = string(stdout), string(stderr)
+	res.StdoutTruncated, res.StderrTruncated = outTrunc, errTrunc
+	if files, truncated, err := sandbox.CollectFiles(b.ws.work(), ex.snap, req.FileContents); err != nil {
 		res.Error = joinErr(res.Error, err.Error())
 	} else {
 		res.Files, res.FilesTruncated = files, truncated
@@ -157,10 +59,134 @@ func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
 	return res
 }
 
+// execution is a program running in a box.
+type execution struct {
+	b        *box
+	lim      sandbox.Limits
+	snap     sandbox.Snapshot
+	base     cgroupStats
+	start    time.Time
+	exited   chan event
+	overflow chan struct{} // a stream passed the output limit
+}
+
+// launch applies the limits, places the files and starts the program. A
+// zero WallTime or CPUTime means no such limit (long-lived programs).
+func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]string, code string, resizeWS bool) (*execution, error) {
+	b.setPriority(0)
+	ex := &execution{b: b, lim: lim, exited: make(chan event, 1), overflow: make(chan struct{}, 2)}
+	if resizeWS {
+		if err := b.ws.resize(lim.WorkspaceBytes); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if ex.snap, err = sandbox.WriteFiles(b.ws.work(), files, b.ws.hostUID, b.ws.hostUID); err != nil {
+		return nil, err
+	}
+	if b.cg != nil {
+		if err := b.cg.setLimits(lim.Memory, lim.Processes+1); err != nil { // +1: init
+			return nil, err
+		}
+		if ex.base, err = b.cg.resetPeak(); err != nil {
+			return nil, err
+		}
+	}
+	msg := goMessage{Payload: sandbox.Payload(env, code), Rlimits: rlimits(lim, b.cg == nil)}
+	if !b.prestart {
+		msg.Env = mergeEnv(baseEnv("sandbox"), env)
+	}
+	ex.start = time.Now()
+	if err := json.NewEncoder(b.control).Encode(&msg); err != nil {
+		return nil, fmt.Errorf("send request to sandbox init: %w", err)
+	}
+	go func() {
+		var ev event
+		if err := b.events.Decode(&ev); err != nil {
+			ev.Error = "sandbox init ended: " + err.Error()
+		}
+		ex.exited <- ev
+	}()
+	return ex, nil
+}
+
+// wait waits for the program to end or be stopped by a limit or ctx, kills
+// everything left in the box, and reports the outcome and usage (not the
+// output, which the caller reads).
+func (ex *execution) wait(ctx context.Context) *sandbox.Result {
+	b, lim := ex.b, ex.lim
+	res := &sandbox.Result{Runtime: Name, Pooled: b.prestart, ExitCode: -1}
+	var wall <-chan time.Time
+	if lim.WallTime > 0 {
+		t := time.NewTimer(lim.WallTime)
+		defer t.Stop()
+		wall = t.C
+	}
+	cpuLimit := make(chan struct{})
+	stopCPU := make(chan struct{})
+	defer close(stopCPU)
+	if b.cg != nil && lim.CPUTime > 0 {
+		go watchCPU(b.cg, ex.base, lim.CPUTime, cpuLimit, stopCPU)
+	}
+
+	var ev event
+	select {
+	case ev = <-ex.exited:
+		res.Reason = sandbox.ReasonExited
+	case <-wall:
+		res.Reason = sandbox.ReasonTimeout
+		res.Error = fmt.Sprintf("wall time limit of %s reached", lim.WallTime)
+	case <-cpuLimit:
+		res.Reason = sandbox.ReasonCPULimit
+		res.Error = fmt.Sprintf("CPU time limit of %s reached", lim.CPUTime)
+	case <-ex.overflow:
+		res.Reason = sandbox.ReasonOutputLimit
+		res.Error = fmt.Sprintf("output exceeded %s", sandbox.FormatBytes(lim.OutputBytes))
+	case <-ctx.Done():
+		res.Reason = sandbox.ReasonKilled
+		res.Error = "cancelled: " + context.Cause(ctx).Error()
+	}
+	res.Usage.Wall = time.Since(ex.start)
+	// Whatever the reason, nothing of the run may outlive it.
+	b.kill()
+	if b.cmd != nil {
+		_ = b.cmd.Wait()
+	}
+
+	if ev.Exit != nil {
+		res.ExitCode = ev.Exit.Code
+		if ev.Exit.Signal != 0 {
+			res.Signal = unix.SignalName(syscall.Signal(ev.Exit.Signal))
+		}
+	} else if ev.Error != "" && res.Reason == sandbox.ReasonExited {
+		// Init died before reporting: only the kernel kills it, for memory.
+		res.Reason, res.Signal, res.Error = sandbox.ReasonKilled, "SIGKILL", ev.Error
+	}
+	if b.cg != nil {
+		if st, err := b.cg.stats(); err == nil {
+			res.Usage.CPUUser = st.cpuUser - ex.base.cpuUser
+			res.Usage.CPUSystem = st.cpuSystem - ex.base.cpuSystem
+			res.Usage.PeakMemory = st.peakMemory
+			if st.oomKills > ex.base.oomKills {
+				classifyOOM(res, lim)
+			}
+		}
+	}
+	if res.Reason == sandbox.ReasonExited && lim.CPUTime > 0 && (res.Signal == "SIGXCPU" ||
+		(res.Signal == "SIGKILL" && res.Usage.CPU() >= lim.CPUTime)) {
+		res.Reason = sandbox.ReasonCPULimit
+		res.Error = fmt.Sprintf("CPU time limit of %s reached", lim.CPUTime)
+	}
+	if res.Reason == sandbox.ReasonExited && res.Signal == "SIGXFSZ" {
+		res.Error = "a file exceeded the workspace size"
+	}
+	return res
+}
+
 // classifyOOM turns an OOM kill into the memory_limit reason when it ended
 // the program (or made it fail); a program that survived the loss of a
 // child and succeeded keeps its exit, with a note.
-func (b *box) classifyOOM(res *sandbox.Result, lim sandbox.Limits) {
+func classifyOOM(res *sandbox.Result, lim sandbox.Limits) {
 	note := fmt.Sprintf("a process exceeded the memory limit of %s and was killed", sandbox.FormatBytes(lim.Memory))
 	if res.Reason == sandbox.ReasonExited && res.ExitCode == 0 && res.Signal == "" {
 		res.Error = joinErr(res.Error, note)
@@ -241,8 +267,10 @@ func rlimits(l sandbox.Limits, noCgroup bool) []rlimitValue {
 	out := []rlimitValue{
 		{unix.RLIMIT_NOFILE, uint64(l.OpenFiles)},
 		{unix.RLIMIT_CORE, 0},
-		{unix.RLIMIT_CPU, uint64(math.Ceil(l.CPUTime.Seconds())) + 1},
 		{unix.RLIMIT_FSIZE, uint64(l.WorkspaceBytes)},
+	}
+	if l.CPUTime > 0 {
+		out = append(out, rlimitValue{unix.RLIMIT_CPU, uint64(math.Ceil(l.CPUTime.Seconds())) + 1})
 	}
 	if noCgroup {
 		out = append(out, rlimitValue{unix.RLIMIT_AS, uint64(l.Memory)}, rlimitValue{unix.RLIMIT_NPROC, uint64(l.Processes)})

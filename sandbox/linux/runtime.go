@@ -64,6 +64,9 @@ type Runtime struct {
 	closed    atomic.Bool
 	inflight  sync.WaitGroup // runs in progress
 	cleanup   sync.WaitGroup // sandboxes being destroyed after their run
+
+	mu        sync.Mutex
+	sandboxes map[*longSandbox]bool // long-lived sandboxes not yet closed
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -102,7 +105,7 @@ func New(opts Options) (*Runtime, error) {
 	if err := report.Require(opts.AllowWeaker); err != nil {
 		return nil, err
 	}
-	rt := &Runtime{opts: opts}
+	rt := &Runtime{opts: opts, sandboxes: map[*longSandbox]bool{}}
 	exe, err := os.Executable()
 	if err == nil {
 		rt.exe, err = os.Open(exe)
@@ -177,6 +180,9 @@ func cleanStale(dir string, logf func(string, ...any)) {
 	}
 }
 
+// nextSlot picks the id pair for a new sandbox (see user.go).
+func (rt *Runtime) nextSlot() int { return int(rt.slot.Add(1) % uidSlots) }
+
 func (rt *Runtime) logf(format string, args ...any) { rt.opts.Logf(format, args...) }
 
 // Name reports "linux".
@@ -205,7 +211,7 @@ func (rt *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Resul
 		b = rt.pool.take(req.Language)
 	}
 	if b == nil {
-		b, err = rt.create(ctx, interp, false)
+		b, err = rt.create(ctx, interp, false, nil, 0)
 		if err != nil {
 			if ctx.Err() != nil {
 				return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonKilled, Error: "cancelled during setup: " + err.Error()}, nil
@@ -224,14 +230,23 @@ func (rt *Runtime) PoolReady(lang sandbox.Language) int {
 	return rt.pool.waiting(lang)
 }
 
-// Close stops the pool, destroys the sandboxes waiting in it, and waits for
-// running requests to finish.
+// Close stops the pool, destroys the sandboxes waiting in it, closes the
+// long-lived sandboxes still open, and waits for running requests to finish.
 func (rt *Runtime) Close() error {
 	if rt.closed.Swap(true) {
 		return nil
 	}
 	if rt.pool != nil {
 		rt.pool.close()
+	}
+	rt.mu.Lock()
+	var open []*longSandbox
+	for s := range rt.sandboxes {
+		open = append(open, s)
+	}
+	rt.mu.Unlock()
+	for _, s := range open {
+		s.Close()
 	}
 	rt.inflight.Wait()
 	rt.cleanup.Wait()

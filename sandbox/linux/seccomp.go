@@ -69,14 +69,23 @@ func seccompPolicy() seccomp.Policy {
 		seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
 			{Argument: 0, Operation: seccomp.GreaterThan, Value: 16},
 		}},
-		// SOCK_RAW is 3: the low type bits all set (flags such as
-		// SOCK_CLOEXEC live in higher bits).
-		seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
-			{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_RAW},
-		}},
-		seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
-			{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_PACKET},
-		}},
+	)
+	// Raw and packet sockets by type. The filter's BitsSet matches when any
+	// bit is set, which would catch SOCK_STREAM (1) and SOCK_DGRAM (2) as
+	// well, so each denied type is listed with every combination of the
+	// two flags socket(2) accepts; types above the largest valid value
+	// (garbage in the upper bits included) are refused outright.
+	const typeFlags = unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK
+	for _, typ := range []uint64{unix.SOCK_RAW, unix.SOCK_PACKET} {
+		for _, flags := range []uint64{0, unix.SOCK_CLOEXEC, unix.SOCK_NONBLOCK, typeFlags} {
+			cond = append(cond, seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+				{Argument: 1, Operation: seccomp.Equal, Value: typ | flags},
+			}})
+		}
+	}
+	cond = append(cond, seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+		{Argument: 1, Operation: seccomp.GreaterThan, Value: typeFlags | 0xf},
+	}})
 	)
 	return seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,

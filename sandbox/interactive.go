@@ -1,0 +1,69 @@
+package sandbox
+
+import (
+	"context"
+	"io"
+	"os"
+)
+
+// Interactive is implemented by runtimes that keep a sandbox alive across
+// programs and let the caller talk to a program while it runs: what a
+// notebook session needs. One-shot runs need only Runtime.Run.
+type Interactive interface {
+	// NewSandbox creates an empty sandbox with its workspace and limits.
+	NewSandbox(ctx context.Context, spec Spec) (Sandbox, error)
+}
+
+// Spec describes a long-lived sandbox. Memory, Processes, OpenFiles and
+// WorkspaceBytes apply as in a run (zero: the runtime's default); WallTime
+// and CPUTime bound each program started in it, and zero means unbounded
+// (the caller decides when a program has run too long).
+type Spec struct {
+	Limits Limits `json:"limits"`
+	Files  []File `json:"files,omitempty"`
+}
+
+// Program is what to start in a sandbox.
+type Program struct {
+	Language Language          `json:"language"`
+	Code     string            `json:"code"`
+	Env      map[string]string `json:"env,omitempty"`
+}
+
+// Sandbox is a workspace with its limits, in which one program at a time
+// runs. Each program gets fresh namespaces and a fresh process tree; only
+// the workspace (/work, /tmp, /dev/shm) carries over from one to the next,
+// which is how a session restarts its interpreter and keeps its files.
+type Sandbox interface {
+	// ID identifies the sandbox.
+	ID() string
+	// Start starts prog. It fails if a program is still running.
+	Start(ctx context.Context, prog Program) (Process, error)
+	// WriteFile places a file in the workspace (path as in File.Path).
+	WriteFile(path string, data []byte, mode os.FileMode) error
+	// ReadFile reads a regular file of the workspace, at most max bytes;
+	// truncated is set when it is longer. Links are never followed.
+	ReadFile(path string, max int64) (data []byte, truncated bool, err error)
+	// Files lists the workspace (as Result.Files, every entry "created").
+	Files() ([]FileInfo, bool, error)
+	// Close kills any running program and removes the sandbox and its files.
+	Close() error
+}
+
+// Process is a program running in a Sandbox. Its standard streams are
+// pipes the caller must drain (a full pipe blocks the program).
+type Process interface {
+	Stdin() io.WriteCloser
+	Stdout() io.Reader
+	Stderr() io.Reader
+	// Signal sends sig to the program's process group (as Ctrl-C in a
+	// terminal would reach the foreground job).
+	Signal(sig os.Signal) error
+	// Wait blocks until the program ends, is stopped by a limit, or ctx is
+	// done (then it is killed), and reports how it ended and what it used;
+	// Stdout, Stderr and Files are left empty. Every process of the program
+	// is gone when Wait returns.
+	Wait(ctx context.Context) *Result
+	// Kill stops the program at once.
+	Kill()
+}

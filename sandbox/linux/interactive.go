@@ -1,0 +1,213 @@
+package linux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/coderun/coderun/sandbox"
+)
+
+var _ sandbox.Interactive = (*Runtime)(nil)
+
+// NewSandbox creates a long-lived sandbox: a workspace and its limits, in
+// which programs are started one at a time, each in a fresh box.
+func (rt *Runtime) NewSandbox(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
+	if rt.closed.Load() {
+		return nil, ErrClosed
+	}
+	lim := spec.Limits
+	wall, cpu := lim.WallTime, lim.CPUTime
+	lim = lim.WithDefaults(rt.opts.Defaults)
+	if err := lim.Validate(); err != nil {
+		return nil, err
+	}
+	lim.WallTime, lim.CPUTime = wall, cpu // zero: unbounded
+	req := sandbox.Request{Language: sandbox.Bash, Code: ":", Files: spec.Files, Limits: lim}
+	if _, err := req.Validate(rt.opts.Defaults); err != nil {
+		return nil, err
+	}
+	s := &longSandbox{rt: rt, id: newID(), slot: rt.nextSlot(), lim: lim}
+	uidMap, _ := idMappings(rt.opts.UIDBase, s.slot)
+	var err error
+	if s.ws, err = rt.newWorkspace(s.id, lim.WorkspaceBytes, uidMap[1].HostID); err != nil {
+		return nil, err
+	}
+	if _, err := sandbox.WriteFiles(s.ws.work(), spec.Files, s.ws.hostUID, s.ws.hostUID); err != nil {
+		s.ws.remove(rt.logf)
+		return nil, err
+	}
+	rt.mu.Lock()
+	rt.sandboxes[s] = true
+	rt.mu.Unlock()
+	return s, nil
+}
+
+// longSandbox implements sandbox.Sandbox.
+type longSandbox struct {
+	rt   *Runtime
+	id   string
+	slot int // the same host ids for every program, so files stay theirs
+	lim  sandbox.Limits
+	ws   *workspace
+
+	mu      sync.Mutex
+	current *process
+	closed  bool
+}
+
+func (s *longSandbox) ID() string { return s.id }
+
+func (s *longSandbox) Start(ctx context.Context, prog sandbox.Program) (sandbox.Process, error) {
+	req := sandbox.Request{Language: prog.Language, Code: prog.Code, Env: prog.Env}
+	interp, err := req.Validate(s.rt.opts.Defaults)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("sandbox closed")
+	}
+	if s.current != nil && !s.current.done() {
+		return nil, errors.New("a program is still running in this sandbox")
+	}
+	b, err := s.rt.create(ctx, interp, false, s.ws, s.slot)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", prog.Language, err)
+	}
+	ex, err := b.launch(s.lim, nil, prog.Env, prog.Code, false)
+	if err != nil {
+		b.destroy()
+		return nil, fmt.Errorf("start %s: %w", prog.Language, err)
+	}
+	b.keepOutputs = true // the caller reads them to the end; see eofCloser
+	p := &process{ex: ex, finished: make(chan struct{}), stdout: &eofCloser{f: b.stdout}, stderr: &eofCloser{f: b.stderr}}
+	s.current = p
+	return p, nil
+}
+
+func (s *longSandbox) WriteFile(path string, data []byte, mode os.FileMode) error {
+	if _, err := sandbox.CleanPath(path); err != nil {
+		return err
+	}
+	_, err := sandbox.WriteFiles(s.ws.work(), []sandbox.File{{Path: path, Content: data, Mode: mode}}, s.ws.hostUID, s.ws.hostUID)
+	return err
+}
+
+func (s *longSandbox) ReadFile(path string, max int64) ([]byte, bool, error) {
+	p, err := sandbox.CleanPath(path)
+	if err != nil {
+		return nil, false, err
+	}
+	return sandbox.ReadFile(s.ws.work(), p, max)
+}
+
+func (s *longSandbox) Files() ([]sandbox.FileInfo, bool, error) {
+	return sandbox.CollectFiles(s.ws.work(), nil, 0)
+}
+
+func (s *longSandbox) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	p := s.current
+	s.mu.Unlock()
+	if p != nil {
+		p.Kill()
+		p.Wait(context.Background())
+	}
+	s.ws.remove(s.rt.logf)
+	s.rt.mu.Lock()
+	delete(s.rt.sandboxes, s)
+	s.rt.mu.Unlock()
+	return nil
+}
+
+// process implements sandbox.Process.
+type process struct {
+	ex             *execution
+	stdout, stderr *eofCloser
+	once           sync.Once
+	finished       chan struct{}
+	result         *sandbox.Result
+}
+
+func (p *process) Stdin() io.WriteCloser { return p.ex.b.stdin }
+func (p *process) Stdout() io.Reader     { return p.stdout }
+func (p *process) Stderr() io.Reader     { return p.stderr }
+
+// eofCloser closes the host's end of an output pipe when the reader reaches
+// its end: output written just before the program ended is still read after
+// Wait has returned, and no descriptor is left behind.
+type eofCloser struct {
+	f    *os.File
+	once sync.Once
+}
+
+func (e *eofCloser) Read(b []byte) (int, error) {
+	n, err := e.f.Read(b)
+	if err != nil {
+		e.once.Do(func() { e.f.Close() })
+	}
+	return n, err
+}
+
+func (p *process) done() bool {
+	select {
+	case <-p.finished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Signal finds the program (init's child, in its own session) and signals
+// its process group from the host.
+func (p *process) Signal(sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("signal %v not supported", sig)
+	}
+	if p.done() {
+		return errors.New("program has ended")
+	}
+	init := p.ex.b.cmd.Process.Pid
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", init, init))
+	if err != nil {
+		return fmt.Errorf("find program: %w", err)
+	}
+	var errs []error
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		if err := syscall.Kill(-pid, s); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (p *process) Wait(ctx context.Context) *sandbox.Result {
+	p.once.Do(func() {
+		p.result = p.ex.wait(ctx)
+		b := p.ex.b
+		b.destroy()
+		close(p.finished)
+	})
+	<-p.finished
+	return p.result
+}
+
+func (p *process) Kill() { p.ex.b.kill() }

@@ -1,0 +1,113 @@
+package linux_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/linux"
+)
+
+func newInteractive(t *testing.T) *linux.Runtime {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the linux runtime needs root")
+	}
+	if err := linux.Probe().Require(nil); err != nil {
+		t.Skip(err)
+	}
+	rt, err := linux.New(linux.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+// A long-lived sandbox keeps its workspace across programs, talks to a
+// running program through its pipes, and delivers signals to it.
+func TestSandboxConversationAndRestart(t *testing.T) {
+	rt := newInteractive(t)
+	ctx := context.Background()
+	sb, err := rt.NewSandbox(ctx, sandbox.Spec{Files: []sandbox.File{{Path: "in.txt", Content: []byte("seed")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	echo := `import os, sys, signal
+def onint(*a):
+    os.write(1, b"interrupted\n")
+signal.signal(signal.SIGINT, onint)
+for line in sys.stdin:
+    print("got", line.strip(), open("in.txt").read(), flush=True)
+    open("out.txt", "a").write(line)
+`
+	p, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Python, Code: echo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(p.Stdout())
+	io.WriteString(p.Stdin(), "hello\n")
+	if line, _ := out.ReadString('\n'); line != "got hello seed\n" {
+		t.Fatalf("first reply %q", line)
+	}
+	if err := p.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := out.ReadString('\n'); line != "interrupted\n" {
+		res := p.Wait(ctx); b, _ := io.ReadAll(p.Stderr()); t.Fatalf("after SIGINT %q: %s %s", line, res.Summary(), b)
+	}
+	if _, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: "true"}); err == nil {
+		t.Fatal("a second program started while the first runs")
+	}
+	p.Stdin().Close()
+	rest, _ := io.ReadAll(out)
+	res := p.Wait(ctx)
+	if !res.OK() || len(rest) != 0 {
+		t.Fatalf("end: %s, rest %q", res.Summary(), rest)
+	}
+	// Restart: a new program in fresh namespaces sees the files, not the processes.
+	p2, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: "cat out.txt; ls /proc | grep -c '^[0-9]'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(p2.Stdout())
+	if res := p2.Wait(ctx); !res.OK() {
+		t.Fatal(res.Summary())
+	}
+	if lines := strings.Fields(string(got)); len(lines) != 2 || lines[0] != "hello" {
+		t.Fatalf("second program saw %q", got)
+	}
+	data, truncated, err := sb.ReadFile("out.txt", 100)
+	if err != nil || truncated || string(data) != "hello\n" {
+		t.Fatalf("ReadFile: %q %v %v", data, truncated, err)
+	}
+}
+
+// Wait with a cancelled context kills the program and every process it made.
+func TestSandboxWaitCancelled(t *testing.T) {
+	rt := newInteractive(t)
+	sb, err := rt.NewSandbox(context.Background(), sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	p, err := sb.Start(context.Background(), sandbox.Program{Language: sandbox.Bash, Code: "sleep 1000 & sleep 1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, p.Stdout())
+	go io.Copy(io.Discard, p.Stderr())
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res := p.Wait(ctx)
+	if res.Reason != sandbox.ReasonKilled {
+		t.Fatalf("reason %s", res.Reason)
+	}
+}
