@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,11 +102,17 @@ func New(opts Options) (*Runtime, error) {
 			return nil, fmt.Errorf("linux runtime: pool: %w", err)
 		}
 	}
+	if err := checkRootFS(opts.RootFS); err != nil {
+		return nil, err
+	}
 	report := Probe()
 	if err := report.Require(opts.AllowWeaker); err != nil {
 		return nil, err
 	}
 	rt := &Runtime{opts: opts, sandboxes: map[*longSandbox]bool{}}
+	// Start at a random slot, so that several coderun processes on one host
+	// are unlikely to hand out the same host ids at the same time.
+	rt.slot.Store(int64(mathrand.IntN(uidSlots)))
 	exe, err := os.Executable()
 	if err == nil {
 		rt.exe, err = os.Open(exe)
@@ -126,6 +133,32 @@ func New(opts Options) (*Runtime, error) {
 		rt.pool = newPool(rt, opts.PoolLanguages, opts.Pool)
 	}
 	return rt, nil
+}
+
+// checkRootFS makes sure an alternative root has a /usr and can be reached
+// by the sandbox's unprivileged ids, which build the sandbox's root from it.
+func checkRootFS(dir string) error {
+	if dir == "/" {
+		return nil
+	}
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("linux runtime: rootfs %q: give an absolute path", dir)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "usr")); err != nil || !fi.IsDir() {
+		return fmt.Errorf("linux runtime: rootfs %s has no usr directory: is it an unpacked system image (debootstrap)?", dir)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return fmt.Errorf("linux runtime: rootfs: %w", err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("linux runtime: rootfs: %s (mode %v) is not traversable by the sandbox's unprivileged ids; chmod o+x it", d, fi.Mode().Perm())
+		}
+		if d == "/" {
+			return nil
+		}
+	}
 }
 
 // prepareStateDir makes this process's directory under StateDir, whose

@@ -6,7 +6,8 @@ import (
 )
 
 // Users inside and outside. The sandbox's user namespace maps exactly two
-// ids, both unprivileged on the host and different for every live sandbox:
+// ids, both unprivileged on the host and different for every live sandbox
+// of a Runtime (slots are handed out in turn from a random start):
 //
 //	inside 0    (init, which builds the sandbox)  → host base+2·slot
 //	inside 1000 (the program)                     → host base+2·slot+1
