@@ -76,6 +76,22 @@ func WriteFiles(dir string, files []File, uid, gid int) (Snapshot, error) {
 		}
 		snap[p] = stamp{fi.Size(), fi.ModTime(), fi.Mode()}
 	}
+	// The directories made for the files are part of the input too: record
+	// them once every file is in place, so that only the run's own changes
+	// to them are reported.
+	for _, f := range files {
+		p, _ := CleanPath(f.Path) // checked above
+		for d := filepath.Dir(p); d != "."; d = filepath.Dir(d) {
+			if _, ok := snap[d]; ok {
+				break
+			}
+			fi, err := root.Lstat(d)
+			if err != nil {
+				return nil, fmt.Errorf("workspace: %w", err)
+			}
+			snap[d] = stamp{fi.Size(), fi.ModTime(), fi.Mode()}
+		}
+	}
 	return snap, nil
 }
 

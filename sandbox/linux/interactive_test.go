@@ -61,7 +61,9 @@ for line in sys.stdin:
 		t.Fatal(err)
 	}
 	if line, _ := out.ReadString('\n'); line != "interrupted\n" {
-		res := p.Wait(ctx); b, _ := io.ReadAll(p.Stderr()); t.Fatalf("after SIGINT %q: %s %s", line, res.Summary(), b)
+		res := p.Wait(ctx)
+		b, _ := io.ReadAll(p.Stderr())
+		t.Fatalf("after SIGINT %q: %s %s", line, res.Summary(), b)
 	}
 	if _, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: "true"}); err == nil {
 		t.Fatal("a second program started while the first runs")

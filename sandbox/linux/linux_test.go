@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -320,12 +321,39 @@ func TestSuitePooled(t *testing.T) {
 func runSuite(t *testing.T, opts linux.Options) {
 	requireHost(t)
 	s := &sandboxtest.Suite{PrivatePaths: []string{"/run/coderun"}}
+	var counted *countingRuntime
 	s.NewRuntime = func(t *testing.T) sandbox.Runtime {
 		h := newRuntime(t, opts)
 		s.PrivatePaths = append(s.PrivatePaths, h.stateDir)
-		return h.rt
+		counted = &countingRuntime{Runtime: h.rt}
+		return counted
 	}
 	s.Run(t)
+	runs, pooled := counted.runs.Load(), counted.pooled.Load()
+	t.Logf("%d runs, %d served by the pool", runs, pooled)
+	if opts.Pool > 0 && pooled == 0 {
+		t.Errorf("with a pool of %d, no run of the suite was served by it", opts.Pool)
+	}
+	if opts.Pool == 0 && pooled > 0 {
+		t.Errorf("without a pool, %d runs say Pooled", pooled)
+	}
+}
+
+// countingRuntime counts the results that a pre-started sandbox served.
+type countingRuntime struct {
+	*linux.Runtime
+	runs, pooled atomic.Int64
+}
+
+func (c *countingRuntime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
+	res, err := c.Runtime.Run(ctx, req)
+	if res != nil {
+		c.runs.Add(1)
+		if res.Pooled {
+			c.pooled.Add(1)
+		}
+	}
+	return res, err
 }
 
 // ---- what is specific to the linux runtime --------------------------------------
@@ -450,7 +478,7 @@ func TestCloseCleansUp(t *testing.T) {
 func TestCloseDuringRun(t *testing.T) {
 	h := newRuntime(t, linux.Options{})
 	req := py("import time; time.sleep(60)")
-	req.Limits.WallTime = 5 * time.Second
+	req.Limits.WallTime = 3 * time.Second
 	done := make(chan *sandbox.Result, 1)
 	go func() {
 		res, _ := h.rt.Run(context.Background(), req)

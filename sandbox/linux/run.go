@@ -46,6 +46,12 @@ func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
 	outputs.Wait()
 	res.Stdout, res.Stderr = string(stdout), string(stderr)
 	res.StdoutTruncated, res.StderrTruncated = outTrunc, errTrunc
+	if res.Reason == sandbox.ReasonExited && (outTrunc || errTrunc) {
+		// The program passed the limit and exited before the overflow was
+		// noticed: its output was still cut, and the limit is why.
+		res.Reason = sandbox.ReasonOutputLimit
+		res.Error = joinErr(res.Error, fmt.Sprintf("output exceeded %s", sandbox.FormatBytes(req.Limits.OutputBytes)))
+	}
 	if files, truncated, err := sandbox.CollectFiles(b.ws.work(), ex.snap, req.FileContents); err != nil {
 		res.Error = joinErr(res.Error, err.Error())
 	} else {

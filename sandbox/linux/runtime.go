@@ -227,10 +227,15 @@ var ErrClosed = errors.New("linux runtime: closed")
 // Run validates req and runs it in a fresh sandbox: a pre-started one from
 // the pool when one is ready for the language, else a new one.
 func (rt *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
+	// Checked and counted under the lock that Close takes to set closed,
+	// so that Close's wait covers every run that got past this point.
+	rt.mu.Lock()
 	if rt.closed.Load() {
+		rt.mu.Unlock()
 		return nil, ErrClosed
 	}
 	rt.inflight.Add(1)
+	rt.mu.Unlock()
 	defer rt.inflight.Done()
 	interp, err := req.Validate(rt.opts.Defaults)
 	if err != nil {
@@ -266,7 +271,10 @@ func (rt *Runtime) PoolReady(lang sandbox.Language) int {
 // Close stops the pool, destroys the sandboxes waiting in it, closes the
 // long-lived sandboxes still open, and waits for running requests to finish.
 func (rt *Runtime) Close() error {
-	if rt.closed.Swap(true) {
+	rt.mu.Lock()
+	already := rt.closed.Swap(true)
+	rt.mu.Unlock()
+	if already {
 		return nil
 	}
 	if rt.pool != nil {

@@ -86,7 +86,6 @@ func seccompPolicy() seccomp.Policy {
 	cond = append(cond, seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
 		{Argument: 1, Operation: seccomp.GreaterThan, Value: typeFlags | 0xf},
 	}})
-	)
 	return seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
 		Syscalls: []seccomp.SyscallGroup{

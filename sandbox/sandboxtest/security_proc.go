@@ -133,7 +133,7 @@ done()
 	if threads.N > procs-1 || threads.Error == nil {
 		t.Errorf("CONTAINMENT FAILURE: the program started %d threads (error %v); the limit of %d allows %d", threads.N, threads.Error, procs, procs-1)
 	}
-	t.Logf("forks stopped at %d (%v), threads at %d (%v)", forks.N, *forks.Error, threads.N, threads.Error)
+	t.Logf("forks stopped at %d (%s), threads at %d (%s)", forks.N, deref(forks.Error), threads.N, deref(threads.Error))
 }
 
 // daemonOutlivesRun models code leaving a process behind to act after its
@@ -200,6 +200,10 @@ except OSError as e:
     blocked("kill(-1, SIGKILL)", ename(e.errno))
 done()
 `))
+	// The shell's "kill -9 -1", and a literal kill of each host pid.
+	res := h.run(t, sh(fmt.Sprintf(`kill -9 -1; for p in %s; do kill -9 "$p" 2>/dev/null && echo "ESCAPED: killed host pid $p"; done; echo DONE`,
+		strings.Trim(fmt.Sprint(targets), "[]"))))
+	requireContained(t, res)
 	for _, pid := range h.sentinel.pids {
 		if !alive(pid) {
 			t.Errorf("CONTAINMENT FAILURE: host sentinel process %d was killed during the run", pid)
@@ -321,4 +325,9 @@ done()
 `))
 }
 
-var _ = fmt.Sprint
+func deref(s *string) string {
+	if s == nil {
+		return "no error"
+	}
+	return *s
+}

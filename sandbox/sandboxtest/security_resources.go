@@ -193,7 +193,7 @@ done()
 		Error *string
 	}
 	jsonLine(t, res, "MANY:", &many)
-	t.Logf("created %d files (error %v) in %v", many.N, many.Error, time.Since(start))
+	t.Logf("created %d files (%s) in %v", many.N, deref(many.Error), time.Since(start))
 	if many.N <= sandbox.MaxReportedFiles {
 		t.Fatalf("only %d files could be created, too few to test the report cap", many.N)
 	}

@@ -203,7 +203,12 @@ func lines(out, prefix string) []string {
 // jsonLine decodes the line of out that starts with prefix into v.
 func jsonLine(t *testing.T, res *sandbox.Result, prefix string, v any) {
 	t.Helper()
-	got := lines(res.Stdout, prefix)
+	var got []string
+	for _, l := range lines(res.Stdout, prefix) {
+		if strings.TrimSpace(l) != "" {
+			got = append(got, l)
+		}
+	}
 	if len(got) == 0 {
 		t.Fatalf("the program printed no %q line:\n%s", prefix, describe(res))
 	}
