@@ -35,10 +35,6 @@ type Interpreter struct {
 	Argv []string
 	// Script is the file name the code runs as (for messages and tracebacks).
 	Script string
-	// Prestart reports whether starting the interpreter ahead of the request
-	// saves time (it does for Python and Node; bash starts in about a
-	// millisecond and takes its environment from its spawn).
-	Prestart bool
 	// StartupEnv lists environment variable prefixes that only take effect
 	// when the interpreter starts; a request setting one is never served by a
 	// pre-started interpreter.
@@ -59,12 +55,12 @@ const WorkDir = "/work"
 
 var interpreters = map[Language]Interpreter{
 	Python: {
-		Language: Python, Path: "/usr/bin/python3", Script: WorkDir + "/main.py", Prestart: true,
+		Language: Python, Path: "/usr/bin/python3", Script: WorkDir + "/main.py",
 		Argv:       []string{"python3", "-c", "import sys; exec(sys.argv.pop(1), {'__name__': '_coderun'})", pythonBootstrap},
 		StartupEnv: []string{"PYTHON"},
 	},
 	Node: {
-		Language: Node, Path: "/usr/bin/node", Script: WorkDir + "/main.js", Prestart: true,
+		Language: Node, Path: "/usr/bin/node", Script: WorkDir + "/main.js",
 		Argv:       []string{"node", "-e", nodeBootstrap},
 		StartupEnv: []string{"NODE_", "UV_"},
 	},

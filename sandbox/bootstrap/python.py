@@ -8,7 +8,7 @@
 import os, sys
 # Imported before the request arrives, so that reporting an error costs
 # nothing on the request path.
-import builtins, linecache, traceback, atexit
+import builtins, importlib, linecache, traceback, atexit
 
 def _coderun_run():
     # Tell init this interpreter is up and waiting (fd 4), then wait for the request.
@@ -30,6 +30,10 @@ def _coderun_run():
         i = j + 1
     src = data[i + 1:].decode("utf-8", "surrogateescape")
     os.environ.update(env)
+    # The interpreter started before the request's files were written: forget
+    # what the import system learned about directories that did not exist.
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
     path = "/work/main.py"
     sys.argv[:] = [path]
     sys.path[0] = "/work"

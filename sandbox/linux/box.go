@@ -24,20 +24,21 @@ import (
 // workspace and the pipes to them. Its life is create → (wait in the pool) →
 // run once → destroy; it is never reused.
 type box struct {
-	rt       *Runtime
-	id       string
-	interp   sandbox.Interpreter
-	prestart bool
-	ws       *workspace
-	ownsWS   bool   // destroy removes the workspace (one-shot runs)
-	cg       cgroup // nil when cgroups are explicitly waived
-	cmd      *exec.Cmd
-	control  *os.File
-	eventsR  *os.File
-	events   *json.Decoder
-	stdin    *os.File
-	stdout   *os.File
-	stderr   *os.File
+	rt      *Runtime
+	id      string
+	interp  sandbox.Interpreter
+	pooled  bool // made ahead of its request, at low priority
+	ws      *workspace
+	ownsWS  bool   // destroy removes the workspace (one-shot runs)
+	cg      cgroup // nil when cgroups are explicitly waived
+	cmd     *exec.Cmd
+	control *os.File
+	eventsR *os.File
+	events  *json.Decoder
+	stdin   *os.File
+	stdout  *os.File
+	stderr  *os.File
+	request *os.File // the program's fd 3: the payload goes here
 	// keepOutputs leaves stdout and stderr open at destroy: their reader
 	// closes them at end of file (interactive programs).
 	keepOutputs bool
@@ -50,12 +51,12 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// create starts a sandbox for interp and waits until it is ready for code.
-// With prestart the interpreter is started too and waits for its payload.
-// The sandbox uses ws if given (and leaves it be when destroyed), else a
-// workspace of its own.
-func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, prestart bool, ws *workspace, slot int) (_ *box, err error) {
-	b := &box{rt: rt, id: newID(), interp: interp, prestart: prestart, ws: ws}
+// create starts a sandbox for interp, with env added to the clean
+// environment, and waits until its interpreter has started and waits for
+// code. A pooled sandbox is made at low priority. The sandbox uses ws if
+// given (and leaves it be when destroyed), else a workspace of its own.
+func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env map[string]string, pooled bool, ws *workspace, slot int) (_ *box, err error) {
+	b := &box{rt: rt, id: newID(), interp: interp, pooled: pooled, ws: ws}
 	defer func() {
 		if err != nil {
 			b.destroy()
@@ -76,13 +77,14 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, prest
 			return nil, err
 		}
 		// Bound the interpreter's start; the run sets its own limits.
-		if err := b.cg.setLimits(rt.opts.Defaults.Memory, rt.opts.Defaults.Processes+1); err != nil {
+		if err := b.cg.setLimits(rt.opts.Defaults.Memory, rt.opts.Defaults.Processes); err != nil {
 			return nil, err
 		}
 	}
 
-	// The child's ends of five pipes become its fds 3..7 (see init.go).
-	var p [5][2]*os.File
+	// Pipes: control, events, stdin, stdout, stderr, request, ready. The
+	// child's ends become its fds 3.. in the order of init.go's constants.
+	var p [7][2]*os.File
 	for i := range p {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -97,12 +99,14 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, prest
 	// The last is the runtime's own executable: the child execs it through
 	// /proc/self/fd, as the unprivileged host id it already has, which need
 	// not be able to reach the binary's directory.
-	childEnds := []*os.File{p[0][0], p[1][1], p[2][0], p[3][1], p[4][1], rt.exe}
-	b.control, b.eventsR, b.stdin, b.stdout, b.stderr = p[0][1], p[1][0], p[2][1], p[3][0], p[4][0]
+	childEnds := []*os.File{p[0][0], p[1][1], p[2][0], p[3][1], p[4][1], rt.exe, p[5][0], p[6][0], p[6][1]}
+	b.control, b.eventsR, b.stdin, b.stdout, b.stderr, b.request = p[0][1], p[1][0], p[2][1], p[3][0], p[4][0], p[5][1]
 	b.events = json.NewDecoder(bufio.NewReader(b.eventsR))
 	defer func() {
-		for _, f := range childEnds[:5] {
-			f.Close()
+		for _, f := range childEnds {
+			if f != rt.exe {
+				f.Close()
+			}
 		}
 	}()
 
@@ -134,7 +138,7 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, prest
 			return nil, err
 		}
 	}
-	if prestart {
+	if pooled {
 		// Refilling the pool yields the CPU to runs in progress.
 		b.setPriority(poolNice)
 	}
@@ -148,8 +152,7 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, prest
 		UID:        sandboxUID,
 		Path:       interp.Path, // resolved inside the sandbox's root
 		Argv:       interp.Argv,
-		Env:        baseEnv(hostname),
-		Prestart:   prestart,
+		Env:        mergeEnv(baseEnv(hostname), env),
 		NoSeccomp:  !rt.seccomp,
 	}
 	if err := json.NewEncoder(b.control).Encode(&cfg); err != nil {
@@ -186,21 +189,28 @@ const poolNice = 10
 
 // setPriority sets the nice value of init and of everything it has started.
 func (b *box) setPriority(nice int) {
-	if b.cmd == nil || b.cmd.Process == nil || !b.prestart {
+	if b.cmd == nil || b.cmd.Process == nil || !b.pooled {
 		return
 	}
-	pid := b.cmd.Process.Pid
-	_ = unix.Setpriority(unix.PRIO_PROCESS, pid, nice)
-	// Children started before the change keep their own value.
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	_ = unix.Setpriority(unix.PRIO_PROCESS, b.cmd.Process.Pid, nice)
+	// A program started before the change keeps its own value.
+	if pid, err := b.programPID(); err == nil {
+		_ = unix.Setpriority(unix.PRIO_PROCESS, pid, nice)
+	}
+}
+
+// programPID finds the program's host pid: init's one child.
+func (b *box) programPID() (int, error) {
+	init := b.cmd.Process.Pid
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", init, init))
 	if err != nil {
-		return
+		return 0, fmt.Errorf("find program: %w", err)
 	}
-	for _, f := range strings.Fields(string(data)) {
-		if c, err := strconv.Atoi(f); err == nil {
-			_ = unix.Setpriority(unix.PRIO_PROCESS, c, nice)
-		}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0, errors.New("find program: it has exited")
 	}
+	return strconv.Atoi(f[0])
 }
 
 // kill ends every process of the sandbox: init first (the kernel then kills
@@ -219,7 +229,7 @@ func (b *box) kill() {
 func (b *box) destroy() {
 	b.once.Do(func() {
 		b.kill()
-		files := []*os.File{b.control, b.eventsR, b.stdin}
+		files := []*os.File{b.control, b.eventsR, b.stdin, b.request}
 		if !b.keepOutputs {
 			files = append(files, b.stdout, b.stderr)
 		}

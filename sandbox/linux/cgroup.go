@@ -28,12 +28,18 @@ type cgroups interface {
 }
 
 // cgroup is the control group of one sandbox: its limits, its counters, and
-// the means to kill every process in it.
+// the means to kill every process in it. The program (and all it starts)
+// has a group of its own below the sandbox's for the process limit, so that
+// the threads of init do not count against the program's budget; memory and
+// CPU are limited and measured for the sandbox as a whole.
 type cgroup interface {
-	// fd returns a directory descriptor for CLONE_INTO_CGROUP, or -1 when the
-	// process must be attached after it starts (attach).
+	// fd returns a directory descriptor for CLONE_INTO_CGROUP of init, or -1
+	// when init must be attached after it starts (attach).
 	fd() int
 	attach(pid int) error
+	// attachProgram moves the program into its group, before it runs code.
+	attachProgram(pid int) error
+	// setLimits caps the sandbox's memory and the program's processes.
 	setLimits(memory int64, pids int) error
 	// resetPeak starts a new measurement of peak memory and returns the
 	// counters the run's usage is measured from.

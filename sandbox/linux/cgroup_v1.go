@@ -12,8 +12,9 @@ import (
 
 // cgroupV1 places each sandbox in one group per v1 controller: memory (limit,
 // peak, OOM kills), pids (limit), cpuacct (CPU time) and freezer (to stop a
-// fork race while killing). Groups nest under the host process's own groups,
-// so an outer limit on coderun still applies to its sandboxes.
+// fork race while killing). In the pids hierarchy the program gets a child
+// group, "prog", which holds the limit. Groups nest under the host process's
+// own groups, so an outer limit on coderun still applies to its sandboxes.
 type cgroupV1 struct {
 	parents map[string]string // controller → directory that holds our groups
 }
@@ -68,6 +69,14 @@ func (d *cgroupV1) create(name string) (cgroup, error) {
 			return nil, fmt.Errorf("cgroup v1 %s: %w", c, err)
 		}
 		g.dirs[c] = dir
+		if c == "pids" {
+			prog := filepath.Join(dir, "prog")
+			if err := os.Mkdir(prog, 0o755); err != nil {
+				g.destroy()
+				return nil, fmt.Errorf("cgroup v1 pids: %w", err)
+			}
+			g.prog = prog
+		}
 	}
 	// Swap would let a run exceed its memory limit unseen; forbid it.
 	_ = os.WriteFile(filepath.Join(g.dirs["memory"], "memory.swappiness"), []byte("0"), 0)
@@ -76,6 +85,7 @@ func (d *cgroupV1) create(name string) (cgroup, error) {
 
 type cgroupV1Group struct {
 	dirs map[string]string
+	prog string // the program's pids group ("" without the pids controller)
 }
 
 func (g *cgroupV1Group) fd() int { return -1 }
@@ -90,6 +100,13 @@ func (g *cgroupV1Group) attach(pid int) error {
 	return nil
 }
 
+func (g *cgroupV1Group) attachProgram(pid int) error {
+	if g.prog == "" {
+		return nil
+	}
+	return writeFile(filepath.Join(g.prog, "cgroup.procs"), strconv.Itoa(pid))
+}
+
 func (g *cgroupV1Group) setLimits(memory int64, pids int) error {
 	mem := g.dirs["memory"]
 	m := strconv.FormatInt(memory, 10)
@@ -101,8 +118,8 @@ func (g *cgroupV1Group) setLimits(memory int64, pids int) error {
 			return err
 		}
 	}
-	if dir, ok := g.dirs["pids"]; ok {
-		return writeFile(filepath.Join(dir, "pids.max"), strconv.Itoa(pids))
+	if g.prog != "" {
+		return writeFile(filepath.Join(g.prog, "pids.max"), strconv.Itoa(pids))
 	}
 	return nil
 }
@@ -162,6 +179,9 @@ func (g *cgroupV1Group) kill() error {
 
 func (g *cgroupV1Group) destroy() error {
 	var errs []error
+	if g.prog != "" {
+		errs = append(errs, removeDir(g.prog))
+	}
 	for _, dir := range g.dirs {
 		errs = append(errs, removeDir(dir))
 	}

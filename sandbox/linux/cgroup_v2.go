@@ -12,9 +12,12 @@ import (
 )
 
 // cgroupV2 places each sandbox in one group of the unified hierarchy, under a
-// "coderun" group beside the host process. Processes are born in their group
-// (CLONE_INTO_CGROUP), killed all at once with cgroup.kill, and measured by
-// memory.peak, memory.events and cpu.stat.
+// "coderun" group beside the host process, with two leaves (a group with
+// controllers for its children may hold no processes): "init", where init is
+// born (CLONE_INTO_CGROUP), and "prog", which the program joins and which
+// holds the process limit. The sandbox's group holds the memory limit, is
+// killed all at once with cgroup.kill, and is measured by memory.peak,
+// memory.events and cpu.stat.
 type cgroupV2 struct {
 	parent      string
 	controllers map[string]bool
@@ -102,39 +105,54 @@ func (d *cgroupV2) missing() []string {
 }
 
 func (d *cgroupV2) create(name string) (cgroup, error) {
-	dir := filepath.Join(d.parent, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	g := &cgroupV2Group{dir: filepath.Join(d.parent, name)}
+	if err := os.Mkdir(g.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cgroup v2: %w", err)
 	}
-	f, err := os.Open(dir)
+	fail := func(err error) (cgroup, error) {
+		g.destroy()
+		return nil, fmt.Errorf("cgroup v2: %w", err)
+	}
+	if err := enableControllers(g.dir, "+pids"); err != nil {
+		return fail(err)
+	}
+	for _, leaf := range []string{"init", "prog"} {
+		if err := os.Mkdir(filepath.Join(g.dir, leaf), 0o755); err != nil {
+			return fail(err)
+		}
+	}
+	f, err := os.Open(filepath.Join(g.dir, "init"))
 	if err != nil {
-		os.Remove(dir)
-		return nil, fmt.Errorf("cgroup v2: %w", err)
+		return fail(err)
 	}
-	g := &cgroupV2Group{dir: dir, dirFile: f}
+	g.initDir = f
 	if d.controllers["memory"] {
-		_ = os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0)
+		_ = os.WriteFile(filepath.Join(g.dir, "memory.swap.max"), []byte("0"), 0)
 	}
 	return g, nil
 }
 
 type cgroupV2Group struct {
 	dir     string
-	dirFile *os.File
+	initDir *os.File // the init leaf, for CLONE_INTO_CGROUP
 	peak    *os.File // memory.peak opened for a per-descriptor reset
 }
 
-func (g *cgroupV2Group) fd() int { return int(g.dirFile.Fd()) }
+func (g *cgroupV2Group) fd() int { return int(g.initDir.Fd()) }
 
 func (g *cgroupV2Group) attach(pid int) error {
-	return writeFile(filepath.Join(g.dir, "cgroup.procs"), strconv.Itoa(pid))
+	return writeFile(filepath.Join(g.dir, "init", "cgroup.procs"), strconv.Itoa(pid))
+}
+
+func (g *cgroupV2Group) attachProgram(pid int) error {
+	return writeFile(filepath.Join(g.dir, "prog", "cgroup.procs"), strconv.Itoa(pid))
 }
 
 func (g *cgroupV2Group) setLimits(memory int64, pids int) error {
 	if err := writeFile(filepath.Join(g.dir, "memory.max"), strconv.FormatInt(memory, 10)); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(g.dir, "pids.max"), strconv.Itoa(pids))
+	return writeFile(filepath.Join(g.dir, "prog", "pids.max"), strconv.Itoa(pids))
 }
 
 func (g *cgroupV2Group) resetPeak() (cgroupStats, error) {
@@ -185,6 +203,8 @@ func (g *cgroupV2Group) destroy() error {
 	if g.peak != nil {
 		g.peak.Close()
 	}
-	g.dirFile.Close()
-	return removeDir(g.dir)
+	if g.initDir != nil {
+		g.initDir.Close()
+	}
+	return errors.Join(removeDir(filepath.Join(g.dir, "init")), removeDir(filepath.Join(g.dir, "prog")), removeDir(g.dir))
 }

@@ -18,18 +18,22 @@ import (
 //
 // Init talks to the host over inherited pipes:
 //
-//	fd 3  host → init: a setupConfig, later one goMessage (JSON, one per line)
-//	fd 4  init → host: event lines: {"ready"}, then {"exit"} or {"error"}
+//	fd 3  host → init: a setupConfig (JSON); closing it later means "stop"
+//	fd 4  init → host: event lines: {"ready"}, then {"exit"}, or {"error"}
 //	fd 5, 6, 7: the program's stdin, stdout and stderr
 //	fd 8  this executable (how init was started; closed on the next exec)
+//	fd 9  the program's request pipe (the host writes the payload)
+//	fd 10, 11: the program's ready pipe (read end, write end)
 //
 // It builds the root file system (mount.go), names the host (UTS namespace),
 // brings up loopback (net.go), pivots, and then, on its one locked OS thread,
 // drops the capability bounding set (caps.go), sets no_new_privs and loads
-// the seccomp filter (seccomp.go). The program is forked from that thread,
-// inheriting all three, and runs under an unprivileged uid. Init reaps
-// orphans; when the program exits it reports the status and exits, and the
-// kernel kills whatever is left in the PID namespace.
+// the seccomp filter (seccomp.go). The program (the interpreter, running its
+// bootstrap) is forked from that thread, inheriting all three, and runs
+// under an unprivileged uid; when it says it is ready, init tells the host.
+// The host then applies the run's limits and writes the code to the program
+// directly. Init reaps orphans; when the program exits it reports the status
+// and exits, and the kernel kills whatever is left in the PID namespace.
 
 const initMarker = "_CODERUN_SANDBOX_INIT"
 
@@ -46,8 +50,9 @@ const (
 	fdStdout  = 6
 	fdStderr  = 7
 	fdExe     = 8
-
-	pipeBuffer = 64 << 10 // Linux's default pipe capacity
+	fdRequest = 9
+	fdReady   = 10
+	fdReadyW  = 11
 )
 
 // setupConfig is what init needs to build the sandbox.
@@ -60,21 +65,8 @@ type setupConfig struct {
 	UID        int               `json:"uid"`       // the program's uid and gid inside
 	Path       string            `json:"path"`      // interpreter
 	Argv       []string          `json:"argv"`
-	Env        []string          `json:"env"` // base environment
-	Prestart   bool              `json:"prestart"`
+	Env        []string          `json:"env"`
 	NoSeccomp  bool              `json:"no_seccomp"` // only when the operator waived the layer on a host without it
-}
-
-// goMessage starts the run.
-type goMessage struct {
-	Env     []string      `json:"env"` // full environment if the program starts now
-	Rlimits []rlimitValue `json:"rlimits"`
-	Payload []byte        `json:"payload"`
-}
-
-type rlimitValue struct {
-	Resource int    `json:"resource"`
-	Value    uint64 `json:"value"`
 }
 
 // event is one line from init to the host.
@@ -92,7 +84,7 @@ type exit struct {
 
 func runInit() {
 	runtime.LockOSThread() // namespaces, capabilities and seccomp are per thread
-	for fd := fdControl; fd <= fdExe; fd++ {
+	for fd := fdControl; fd <= fdReadyW; fd++ {
 		syscall.CloseOnExec(fd)
 	}
 	events := json.NewEncoder(os.NewFile(fdEvents, "events"))
@@ -100,60 +92,32 @@ func runInit() {
 		_ = events.Encode(event{Error: err.Error()})
 		os.Exit(1)
 	}
-	control := json.NewDecoder(os.NewFile(fdControl, "control"))
 	var cfg setupConfig
-	if err := control.Decode(&cfg); err != nil {
+	if err := json.NewDecoder(os.NewFile(fdControl, "control")).Decode(&cfg); err != nil {
 		fail(fmt.Errorf("init: read setup: %w", err))
 	}
 	if err := setup(&cfg); err != nil {
 		fail(err)
 	}
-	var child *program
-	if cfg.Prestart {
-		var err error
-		if child, err = startProgram(&cfg, cfg.Env); err != nil {
-			fail(err)
-		}
-		// Ready means the interpreter has started and waits for its code.
-		var b [1]byte
-		_, _ = child.ready.Read(b[:])
+	pid, err := startProgram(&cfg)
+	if err != nil {
+		fail(err)
 	}
-	if err := events.Encode(event{Ready: true}); err != nil {
-		os.Exit(1)
-	}
-	var msg goMessage
-	if err := control.Decode(&msg); err != nil {
-		os.Exit(0) // the host let go of this sandbox without using it
-	}
-	// From here the host's end of the control pipe closing means "stop".
+	// The host closing its end of the control pipe means "stop".
 	go func() {
 		var b [1]byte
 		_, _ = unix.Read(fdControl, b[:])
 		os.Exit(2)
 	}()
-	if child == nil {
-		var err error
-		if child, err = startProgram(&cfg, msg.Env); err != nil {
-			fail(err)
-		}
+	// Ready means the interpreter has started and waits for its code; an
+	// interpreter that died instead is reported by its exit below.
+	var b [1]byte
+	_, _ = unix.Read(fdReady, b[:])
+	unix.Close(fdReady)
+	if err := events.Encode(event{Ready: true}); err != nil {
+		os.Exit(1)
 	}
-	for _, rl := range msg.Rlimits {
-		lim := unix.Rlimit{Cur: rl.Value, Max: rl.Value}
-		if err := unix.Prlimit(child.pid, rl.Resource, &lim, nil); err != nil {
-			fail(fmt.Errorf("init: rlimit %d: %w", rl.Resource, err))
-		}
-	}
-	sendPayload := func() {
-		// The program may exit without reading its payload; that is its business.
-		_, _ = child.request.Write(msg.Payload)
-		child.request.Close()
-	}
-	if len(msg.Payload) <= pipeBuffer {
-		sendPayload() // fits in the pipe: no need to wait for a reader
-	} else {
-		go sendPayload()
-	}
-	st := reap(child.pid)
+	st := reap(pid)
 	ex := &exit{Code: st.ExitStatus()}
 	if st.Signaled() {
 		ex.Code, ex.Signal = -1, int(st.Signal())
@@ -186,39 +150,26 @@ func setup(cfg *setupConfig) error {
 	return loadSeccomp()
 }
 
-// program is the user's process, started by init.
-type program struct {
-	pid     int
-	request *os.File // write end of the program's fd 3
-	ready   *os.File // read end of the program's fd 4
-}
-
-func startProgram(cfg *setupConfig, env []string) (*program, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("init: %w", err)
-	}
-	defer r.Close()
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("init: %w", err)
-	}
-	defer readyW.Close()
+// startProgram forks the interpreter from init's locked thread, inheriting
+// its seccomp filter, no_new_privs and empty bounding set, as the
+// unprivileged user: stdio on fds 0-2, the request pipe on fd 3 and the
+// ready pipe on fd 4 (see sandbox.Interpreter).
+func startProgram(cfg *setupConfig) (int, error) {
 	pid, err := syscall.ForkExec(cfg.Path, cfg.Argv, &syscall.ProcAttr{
 		Dir:   "/work",
-		Env:   env,
-		Files: []uintptr{fdStdin, fdStdout, fdStderr, r.Fd(), readyW.Fd()},
+		Env:   cfg.Env,
+		Files: []uintptr{fdStdin, fdStdout, fdStderr, fdRequest, fdReadyW},
 		Sys: &syscall.SysProcAttr{
 			Setsid:     true,
 			Credential: &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.UID), Groups: []uint32{}},
 		},
 	})
+	unix.Close(fdRequest)
+	unix.Close(fdReadyW)
 	if err != nil {
-		w.Close()
-		readyR.Close()
-		return nil, fmt.Errorf("init: start %s: %w", cfg.Path, err)
+		return 0, fmt.Errorf("init: start %s: %w", cfg.Path, err)
 	}
-	return &program{pid: pid, request: w, ready: readyR}, nil
+	return pid, nil
 }
 
 // reap waits for children, as PID 1 must, until pid exits.

@@ -78,7 +78,7 @@ func (s *longSandbox) Start(ctx context.Context, prog sandbox.Program) (sandbox.
 	if s.current != nil && !s.current.done() {
 		return nil, errors.New("a program is still running in this sandbox")
 	}
-	b, err := s.rt.create(ctx, interp, false, s.ws, s.slot)
+	b, err := s.rt.create(ctx, interp, prog.Env, false, s.ws, s.slot)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", prog.Language, err)
 	}

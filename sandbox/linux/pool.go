@@ -41,7 +41,7 @@ func (p *pool) fill(ctx context.Context, rt *Runtime, interp sandbox.Interpreter
 	defer p.wg.Done()
 	backoff := 10 * time.Millisecond
 	for ctx.Err() == nil {
-		b, err := rt.create(ctx, interp, interp.Prestart, nil, 0)
+		b, err := rt.create(ctx, interp, nil, true, nil, 0)
 		if err != nil {
 			if ctx.Err() == nil {
 				rt.logf("coderun: pool: prepare %s sandbox: %v", interp.Language, err)

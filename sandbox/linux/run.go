@@ -2,7 +2,6 @@ package linux
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +22,7 @@ func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
 	ex, err := b.launch(req.Limits, req.Files, req.Env, req.Code, true)
 	if err != nil {
 		b.destroy()
-		return &sandbox.Result{Runtime: Name, Pooled: b.prestart, ExitCode: -1, Reason: sandbox.ReasonSetupError, Error: err.Error()}
+		return &sandbox.Result{Runtime: Name, Pooled: b.pooled, ExitCode: -1, Reason: sandbox.ReasonSetupError, Error: err.Error()}
 	}
 	// Output: each stream captured up to the limit; one byte more stops the run.
 	var outputs sync.WaitGroup
@@ -76,8 +75,8 @@ type execution struct {
 	overflow chan struct{} // a stream passed the output limit
 }
 
-// launch applies the limits, places the files and starts the program. A
-// zero WallTime or CPUTime means no such limit (long-lived programs).
+// launch applies the limits, places the files and hands the program its
+// code. A zero WallTime or CPUTime means no such limit (long-lived programs).
 func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]string, code string, resizeWS bool) (*execution, error) {
 	b.setPriority(0)
 	ex := &execution{b: b, lim: lim, exited: make(chan event, 1), overflow: make(chan struct{}, 2)}
@@ -90,21 +89,27 @@ func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]st
 	if ex.snap, err = sandbox.WriteFiles(b.ws.work(), files, b.ws.hostUID, b.ws.hostUID); err != nil {
 		return nil, err
 	}
+	pid, err := b.programPID()
+	if err != nil {
+		return nil, err
+	}
+	// The program has only waited for its code so far: from here on it runs
+	// under the request's limits, in its own group for the process count.
+	for _, rl := range rlimits(lim, b.cg == nil) {
+		if err := unix.Prlimit(pid, rl.resource, &unix.Rlimit{Cur: rl.value, Max: rl.value}, nil); err != nil {
+			return nil, fmt.Errorf("set rlimit %d: %w", rl.resource, err)
+		}
+	}
 	if b.cg != nil {
-		if err := b.cg.setLimits(lim.Memory, lim.Processes+1); err != nil { // +1: init
+		if err := b.cg.setLimits(lim.Memory, lim.Processes); err != nil {
+			return nil, err
+		}
+		if err := b.cg.attachProgram(pid); err != nil {
 			return nil, err
 		}
 		if ex.base, err = b.cg.resetPeak(); err != nil {
 			return nil, err
 		}
-	}
-	msg := goMessage{Payload: sandbox.Payload(env, code), Rlimits: rlimits(lim, b.cg == nil)}
-	if !b.prestart {
-		msg.Env = mergeEnv(baseEnv("sandbox"), env)
-	}
-	ex.start = time.Now()
-	if err := json.NewEncoder(b.control).Encode(&msg); err != nil {
-		return nil, fmt.Errorf("send request to sandbox init: %w", err)
 	}
 	go func() {
 		var ev event
@@ -113,15 +118,30 @@ func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]st
 		}
 		ex.exited <- ev
 	}()
+	ex.start = time.Now()
+	payload := sandbox.Payload(env, code)
+	send := func() {
+		// The program may exit without reading its code; that is its business.
+		_, _ = b.request.Write(payload)
+		b.request.Close()
+	}
+	if len(payload) <= pipeBuffer {
+		send() // fits in the pipe: no need to wait for the reader
+	} else {
+		go send()
+	}
 	return ex, nil
 }
+
+// pipeBuffer is Linux's default pipe capacity.
+const pipeBuffer = 64 << 10
 
 // wait waits for the program to end or be stopped by a limit or ctx, kills
 // everything left in the box, and reports the outcome and usage (not the
 // output, which the caller reads).
 func (ex *execution) wait(ctx context.Context) *sandbox.Result {
 	b, lim := ex.b, ex.lim
-	res := &sandbox.Result{Runtime: Name, Pooled: b.prestart, ExitCode: -1}
+	res := &sandbox.Result{Runtime: Name, Pooled: b.pooled, ExitCode: -1}
 	var wall <-chan time.Time
 	if lim.WallTime > 0 {
 		t := time.NewTimer(lim.WallTime)
@@ -265,21 +285,26 @@ func readCapped(f *os.File, limit int64, overflow chan<- struct{}) ([]byte, bool
 	}
 }
 
-// rlimits are set on the program by init. CPU time is a per-process
+// rlimits are set on the program by the host. CPU time is a per-process
 // backstop to the cgroup watch (whole seconds, rounded up, plus one); core
 // dumps are off. Without cgroups (explicitly waived), address space stands
 // in for the memory limit and the process limit for pids.
-func rlimits(l sandbox.Limits, noCgroup bool) []rlimitValue {
-	out := []rlimitValue{
+type rlimit struct {
+	resource int
+	value    uint64
+}
+
+func rlimits(l sandbox.Limits, noCgroup bool) []rlimit {
+	out := []rlimit{
 		{unix.RLIMIT_NOFILE, uint64(l.OpenFiles)},
 		{unix.RLIMIT_CORE, 0},
 		{unix.RLIMIT_FSIZE, uint64(l.WorkspaceBytes)},
 	}
 	if l.CPUTime > 0 {
-		out = append(out, rlimitValue{unix.RLIMIT_CPU, uint64(math.Ceil(l.CPUTime.Seconds())) + 1})
+		out = append(out, rlimit{unix.RLIMIT_CPU, uint64(math.Ceil(l.CPUTime.Seconds())) + 1})
 	}
 	if noCgroup {
-		out = append(out, rlimitValue{unix.RLIMIT_AS, uint64(l.Memory)}, rlimitValue{unix.RLIMIT_NPROC, uint64(l.Processes)})
+		out = append(out, rlimit{unix.RLIMIT_AS, uint64(l.Memory)}, rlimit{unix.RLIMIT_NPROC, uint64(l.Processes)})
 	}
 	return out
 }

@@ -63,6 +63,8 @@ type Runtime struct {
 	slot      atomic.Int64
 	pool      *pool
 	closed    atomic.Bool
+	closing   context.Context // done when Close starts: runs in progress are killed
+	close     context.CancelCauseFunc
 	inflight  sync.WaitGroup // runs in progress
 	cleanup   sync.WaitGroup // sandboxes being destroyed after their run
 
@@ -110,6 +112,7 @@ func New(opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	rt := &Runtime{opts: opts, sandboxes: map[*longSandbox]bool{}}
+	rt.closing, rt.close = context.WithCancelCause(context.Background())
 	// Start at a random slot, so that several coderun processes on one host
 	// are unlikely to hand out the same host ids at the same time.
 	rt.slot.Store(int64(mathrand.IntN(uidSlots)))
@@ -237,6 +240,9 @@ func (rt *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Resul
 	rt.inflight.Add(1)
 	rt.mu.Unlock()
 	defer rt.inflight.Done()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(rt.closing, func() { cancel(ErrClosed) })()
 	interp, err := req.Validate(rt.opts.Defaults)
 	if err != nil {
 		return nil, err
@@ -249,7 +255,7 @@ func (rt *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Resul
 		b = rt.pool.take(req.Language)
 	}
 	if b == nil {
-		b, err = rt.create(ctx, interp, false, nil, 0)
+		b, err = rt.create(ctx, interp, req.Env, false, nil, 0)
 		if err != nil {
 			if ctx.Err() != nil {
 				return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonKilled, Error: "cancelled during setup: " + err.Error()}, nil
@@ -268,8 +274,9 @@ func (rt *Runtime) PoolReady(lang sandbox.Language) int {
 	return rt.pool.waiting(lang)
 }
 
-// Close stops the pool, destroys the sandboxes waiting in it, closes the
-// long-lived sandboxes still open, and waits for running requests to finish.
+// Close stops the pool, destroys the sandboxes waiting in it, kills the runs
+// in progress (they end with ReasonKilled), closes the long-lived sandboxes
+// still open, and waits until all of it is gone.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	already := rt.closed.Swap(true)
@@ -277,6 +284,7 @@ func (rt *Runtime) Close() error {
 	if already {
 		return nil
 	}
+	rt.close(ErrClosed)
 	if rt.pool != nil {
 		rt.pool.close()
 	}
