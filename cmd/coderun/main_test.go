@@ -78,7 +78,7 @@ func TestExecMirrorsTheRun(t *testing.T) {
 		{"code from stdin", "console.log(6*7)", []string{"exec", "--lang", "node"}, 0, "42\n", ""},
 		{"program stdin", "", []string{"exec", "-c", "import sys; print(sys.stdin.read().upper())", "--stdin", "/etc/hostname"}, 0, "", ""},
 		{"env", "", []string{"exec", "--lang", "bash", "-c", "echo $GREETING", "-e", "GREETING=hi"}, 0, "hi\n", ""},
-		{"timeout", "", []string{"exec", "-c", "while True: pass", "--timeout", "300ms"}, 124, "", "coderun: cpu_limit"},
+		{"cpu limit", "", []string{"exec", "-c", "while True: pass", "--cpu-time", "200ms", "--timeout", "20s"}, 124, "", "coderun: cpu_limit: CPU time limit of 200ms reached"},
 		{"sleep timeout", "", []string{"exec", "-c", "import time; time.sleep(60)", "--timeout", "300ms"}, 124, "", "coderun: timeout: wall time limit of 300ms reached"},
 		{"memory", "", []string{"exec", "-c", "x = bytearray(400 << 20); print(len(x))", "--memory", "100MiB"}, 137, "", "coderun: memory_limit"},
 		{"signal", "", []string{"exec", "--lang", "bash", "-c", "kill -TERM $$"}, 143, "", "coderun: terminated by SIGTERM"},
@@ -86,11 +86,7 @@ func TestExecMirrorsTheRun(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			args := c.args
-			if c.name == "timeout" {
-				args = append(args, "--cpu-time", "200ms")
-			}
-			r := coderun(t, c.stdin, args...)
+			r := coderun(t, c.stdin, c.args...)
 			if r.code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, c.code, r.stdout, r.stderr)
 			}
