@@ -5,10 +5,15 @@
 # tracebacks showing the source lines, SystemExit and uncaught exceptions
 # turned into exit codes, threads joined and atexit handlers run.
 # It runs in its own globals (not __main__'s), so user code cannot disturb it.
-import os, sys
-# Imported before the request arrives, so that reporting an error costs
-# nothing on the request path.
-import builtins, importlib, linecache, traceback, atexit
+import os, sys, builtins, atexit
+
+class _Source:
+    # The code is not on disk: tracebacks get its lines from this loader,
+    # through linecache's lazy lookup of a module's __loader__.
+    def __init__(self, src):
+        self.src = src
+    def get_source(self, name):
+        return self.src
 
 def _coderun_run():
     # Tell init this interpreter is up and waiting (fd 4), then wait for the request.
@@ -33,15 +38,13 @@ def _coderun_run():
     # The interpreter started before the request's files were written: forget
     # what the import system learned about directories that did not exist.
     sys.path_importer_cache.clear()
-    importlib.invalidate_caches()
     path = "/work/main.py"
     sys.argv[:] = [path]
     sys.path[0] = "/work"
-    linecache.cache[path] = (len(src), None, src.splitlines(True), path)
     g = sys.modules["__main__"].__dict__
     g.clear()
     g.update(__name__="__main__", __file__=path, __builtins__=builtins,
-             __doc__=None, __loader__=None, __spec__=None, __package__=None, __cached__=None)
+             __doc__=None, __loader__=_Source(src), __spec__=None, __package__=None, __cached__=None)
     status = 0
     try:
         code = compile(src, path, "exec", dont_inherit=True)
@@ -66,9 +69,10 @@ def _coderun_run():
 def _report(e):
     # The interpreter's own printer reads source lines from disk; the code is
     # not on disk, so the default hook goes through the traceback module,
-    # which reads them from linecache.
+    # which finds them through linecache and __loader__.
     try:
         if sys.excepthook is sys.__excepthook__:
+            import traceback
             traceback.print_exception(e)
         else:
             sys.excepthook(type(e), e, e.__traceback__)

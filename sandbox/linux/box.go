@@ -102,6 +102,11 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	childEnds := []*os.File{p[0][0], p[1][1], p[2][0], p[3][1], p[4][1], rt.exe, p[5][0], p[6][0], p[6][1]}
 	b.control, b.eventsR, b.stdin, b.stdout, b.stderr, b.request = p[0][1], p[1][0], p[2][1], p[3][0], p[4][0], p[5][1]
 	b.events = json.NewDecoder(bufio.NewReader(b.eventsR))
+	// The program may reopen its request pipe by path (/dev/fd/3: bash's
+	// bootstrap does), which the pipe's owner, host root, would refuse it.
+	if err := unix.Fchmod(int(p[5][0].Fd()), 0o666); err != nil {
+		return nil, fmt.Errorf("pipes: %w", err)
+	}
 	defer func() {
 		for _, f := range childEnds {
 			if f != rt.exe {
@@ -125,7 +130,7 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	b.cmd = &exec.Cmd{
 		Path:        fmt.Sprintf("/proc/self/fd/%d", fdExe),
 		Args:        []string{"coderun-sandbox-init"},
-		Env:         []string{initMarker + "=1"},
+		Env:         []string{initMarker + "=1", "GOMAXPROCS=1"},
 		ExtraFiles:  childEnds,
 		SysProcAttr: attr,
 	}
