@@ -73,6 +73,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	g.register(root)
-	root.AddCommand(newExecCmd(g), newDoctorCmd(g))
+	root.AddCommand(newExecCmd(g), newDoctorCmd(g), newBenchCmd())
+	root.AddCommand(newEvalCmd(g))
 	return root
 }

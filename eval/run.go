@@ -1,0 +1,192 @@
+package eval
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/coderun/coderun/sandbox"
+)
+
+// Item is one program to run against its tests: for a benchmark, a
+// solution joined with its problem's tests (Problem.Program).
+type Item struct {
+	// ID is unique within a run: the task id for a reference solution,
+	// "task#n" for the n-th sample of a task (SampleID).
+	ID     string
+	TaskID string
+	Sample int
+	// Language defaults to Python.
+	Language sandbox.Language
+	// Code is the whole program, tests included. It passes when it runs to
+	// its end and exits with status 0.
+	Code string
+	// Limits bound this item's run; zero fields take Options.Limits'.
+	Limits sandbox.Limits
+}
+
+// Hash identifies the item's program: the first 24 hex digits of the
+// SHA-256 of its language and code.
+func (it Item) Hash() string {
+	lang := it.Language
+	if lang == "" {
+		lang = sandbox.Python
+	}
+	h := sha256.New()
+	h.Write([]byte(lang))
+	h.Write([]byte{0})
+	h.Write([]byte(it.Code))
+	return hex.EncodeToString(h.Sum(nil))[:24]
+}
+
+// Options configure Run. The zero value works.
+type Options struct {
+	// Concurrency is the number of items run at once; default the number
+	// of CPUs.
+	Concurrency int
+	// Limits fill the zero fields of each item's limits; fields still zero
+	// take the runtime's defaults.
+	Limits sandbox.Limits
+}
+
+// Feed returns a closed channel holding items, for Run.
+func Feed(items ...Item) <-chan Item {
+	ch := make(chan Item, len(items))
+	for _, it := range items {
+		ch <- it
+	}
+	close(ch)
+	return ch
+}
+
+// Run runs each item received from items in a fresh sandbox of rt, at most
+// opts.Concurrency at once, until items is closed and every run has ended.
+// It calls yield with each verdict as it is made, from one goroutine at a
+// time, in the order the runs end.
+//
+// When ctx is cancelled, the runs in progress are stopped and yield no
+// verdict (their items did not get a fair run), items not yet started are
+// not run, and Run returns ctx's error. When yield returns an error, Run
+// stops the same way and returns that error. A runtime that fails without a
+// result for a valid request (closed, say) also stops Run with an error;
+// an invalid request (code too large, a NUL byte) is the item's verdict,
+// with status Error.
+func Run(ctx context.Context, rt sandbox.Runtime, items <-chan Item, opts Options, yield func(Verdict) error) error {
+	n := opts.Concurrency
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	verdicts := make(chan Verdict)
+	var workers sync.WaitGroup
+	for range n {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for {
+				var it Item
+				var ok bool
+				select {
+				case <-ctx.Done():
+					return
+				case it, ok = <-items:
+					if !ok || ctx.Err() != nil {
+						return
+					}
+				}
+				v, err := runItem(ctx, rt, &it, opts.Limits)
+				if err != nil {
+					cancel(err)
+					return
+				}
+				if v == nil {
+					continue // cancelled: no verdict
+				}
+				select {
+				case verdicts <- *v:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		workers.Wait()
+		close(verdicts)
+	}()
+	for v := range verdicts {
+		if ctx.Err() != nil {
+			continue // drain: a worker may have sent before seeing the cancellation
+		}
+		if err := yield(v); err != nil {
+			cancel(err)
+		}
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
+// runItem runs one item. It returns a nil verdict when ctx was cancelled
+// during the run, and an error when the runtime could not run a valid
+// request at all.
+func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox.Limits) (*Verdict, error) {
+	lang := it.Language
+	if lang == "" {
+		lang = sandbox.Python
+	}
+	v := &Verdict{ID: it.ID, TaskID: it.TaskID, Sample: it.Sample, Hash: it.Hash(), ExitCode: -1}
+	marker, code, err := withMarker(lang, it.Code)
+	if err != nil {
+		v.Status, v.Error = Error, err.Error()
+		v.Finished = time.Now()
+		return v, nil
+	}
+	req := sandbox.Request{Language: lang, Code: code, Limits: it.Limits.WithDefaults(defaults)}
+	start := time.Now()
+	res, err := rt.Run(ctx, req)
+	v.TotalMS = ms(time.Since(start))
+	v.Finished = time.Now()
+	switch {
+	case ctx.Err() != nil:
+		return nil, nil
+	case errors.Is(err, sandbox.ErrInvalid):
+		v.Status, v.Error = Error, err.Error()
+		return v, nil
+	case err != nil:
+		return nil, fmt.Errorf("eval: item %s: %w", it.ID, err)
+	}
+	judge(v, res, marker)
+	return v, nil
+}
+
+// withMarker appends to code a statement that prints a fresh random marker
+// line, and returns the marker. Its presence in the output shows that the
+// program ran to its end. The marker goes straight to file descriptor 1,
+// past any buffering or replacement of the language's standard output.
+func withMarker(lang sandbox.Language, code string) (marker, full string, err error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", fmt.Errorf("eval: marker: %w", err)
+	}
+	marker = "coderun-eval-done-" + hex.EncodeToString(b[:])
+	switch lang {
+	case sandbox.Python:
+		full = code + "\n\n__import__('os').write(1, b'\\n" + marker + "\\n')\n"
+	case sandbox.Node:
+		full = code + "\n;require('fs').writeSync(1, '\\n" + marker + "\\n');\n"
+	case sandbox.Bash:
+		full = code + "\nprintf '\\n%s\\n' " + marker + "\n"
+	default:
+		return "", "", fmt.Errorf("%w: eval does not know how to run %q programs", sandbox.ErrInvalid, lang)
+	}
+	return marker, full, nil
+}
