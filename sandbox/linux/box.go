@@ -39,6 +39,7 @@ type box struct {
 	stdout  *os.File
 	stderr  *os.File
 	request *os.File // the program's fd 3: the payload goes here
+	program int      // the program's host pid
 	// keepOutputs leaves stdout and stderr open at destroy: their reader
 	// closes them at end of file (interactive programs).
 	keepOutputs bool
@@ -123,6 +124,9 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		GidMappingsEnableSetgroups: true,
 		Credential:                 &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}},
 		Pdeathsig:                  syscall.SIGKILL,
+		// Its own process group: a terminal's Ctrl-C reaches coderun,
+		// which decides what to interrupt, and not every sandbox's init.
+		Setpgid: true,
 	}
 	if b.cg != nil && b.cg.fd() >= 0 {
 		attr.UseCgroupFD, attr.CgroupFD = true, b.cg.fd()
@@ -186,6 +190,16 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	case <-time.After(rt.opts.SetupTimeout):
 		return nil, fmt.Errorf("sandbox setup took longer than %s", rt.opts.SetupTimeout)
 	}
+	if b.program, err = b.programPID(); err != nil {
+		return nil, err
+	}
+	// The program waits for its code: move it into its own group now, off
+	// the request path (a cgroup migration can wait for an RCU grace period).
+	if b.cg != nil {
+		if err := b.cg.attachProgram(b.program); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
@@ -199,8 +213,8 @@ func (b *box) setPriority(nice int) {
 	}
 	_ = unix.Setpriority(unix.PRIO_PROCESS, b.cmd.Process.Pid, nice)
 	// A program started before the change keeps its own value.
-	if pid, err := b.programPID(); err == nil {
-		_ = unix.Setpriority(unix.PRIO_PROCESS, pid, nice)
+	if b.program != 0 {
+		_ = unix.Setpriority(unix.PRIO_PROCESS, b.program, nice)
 	}
 }
 
@@ -221,11 +235,16 @@ func (b *box) programPID() (int, error) {
 // kill ends every process of the sandbox: init first (the kernel then kills
 // the rest of its PID namespace), then whatever the cgroup still holds.
 func (b *box) kill() {
-	if b.cmd != nil && b.cmd.Process != nil {
-		_ = b.cmd.Process.Kill()
-	}
+	b.signalInit()
 	if b.cg != nil {
 		_ = b.cg.kill()
+	}
+}
+
+// signalInit sends SIGKILL to init, which ends its PID namespace.
+func (b *box) signalInit() {
+	if b.cmd != nil && b.cmd.Process != nil {
+		_ = b.cmd.Process.Kill()
 	}
 }
 
@@ -247,6 +266,7 @@ func (b *box) destroy() {
 			_ = b.cmd.Wait()
 		}
 		if b.cg != nil {
+			_ = b.cg.kill() // anything left outside the PID namespace (there should be nothing)
 			if err := b.cg.destroy(); err != nil {
 				b.rt.logf("sandbox %s: %v", b.id, err)
 			}

@@ -39,6 +39,9 @@ type cgroup interface {
 	attach(pid int) error
 	// attachProgram moves the program into its group, before it runs code.
 	attachProgram(pid int) error
+	// programProcs counts the processes and threads in the program's group
+	// (-1 if unknown).
+	programProcs() int64
 	// setLimits caps the sandbox's memory and the program's processes.
 	setLimits(memory int64, pids int) error
 	// resetPeak starts a new measurement of peak memory and returns the

@@ -107,6 +107,17 @@ func (g *cgroupV1Group) attachProgram(pid int) error {
 	return writeFile(filepath.Join(g.prog, "cgroup.procs"), strconv.Itoa(pid))
 }
 
+func (g *cgroupV1Group) programProcs() int64 {
+	if g.prog == "" {
+		return -1
+	}
+	n, err := readInt(filepath.Join(g.prog, "pids.current"))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 func (g *cgroupV1Group) setLimits(memory int64, pids int) error {
 	mem := g.dirs["memory"]
 	m := strconv.FormatInt(memory, 10)
@@ -160,14 +171,18 @@ func (g *cgroupV1Group) stats() (cgroupStats, error) {
 }
 
 func (g *cgroupV1Group) kill() error {
-	fr, hasFreezer := g.dirs["freezer"]
-	if hasFreezer {
+	procs := filepath.Join(g.dirs["memory"], "cgroup.procs")
+	data, err := os.ReadFile(procs)
+	if err != nil || len(data) == 0 {
+		return err
+	}
+	// Freeze first, so that nothing forks between the listing and the kill.
+	if fr, ok := g.dirs["freezer"]; ok {
 		_ = os.WriteFile(filepath.Join(fr, "freezer.state"), []byte("FROZEN"), 0)
 		defer os.WriteFile(filepath.Join(fr, "freezer.state"), []byte("THAWED"), 0)
-	}
-	data, err := os.ReadFile(filepath.Join(g.dirs["memory"], "cgroup.procs"))
-	if err != nil {
-		return err
+		if data, err = os.ReadFile(procs); err != nil {
+			return err
+		}
 	}
 	for _, f := range splitFields(data) {
 		if pid, err := strconv.Atoi(f); err == nil {

@@ -148,6 +148,14 @@ func (g *cgroupV2Group) attachProgram(pid int) error {
 	return writeFile(filepath.Join(g.dir, "prog", "cgroup.procs"), strconv.Itoa(pid))
 }
 
+func (g *cgroupV2Group) programProcs() int64 {
+	n, err := readInt(filepath.Join(g.dir, "prog", "pids.current"))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 func (g *cgroupV2Group) setLimits(memory int64, pids int) error {
 	if err := writeFile(filepath.Join(g.dir, "memory.max"), strconv.FormatInt(memory, 10)); err != nil {
 		return err

@@ -89,22 +89,15 @@ func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]st
 	if ex.snap, err = sandbox.WriteFiles(b.ws.work(), files, b.ws.hostUID, b.ws.hostUID); err != nil {
 		return nil, err
 	}
-	pid, err := b.programPID()
-	if err != nil {
-		return nil, err
-	}
 	// The program has only waited for its code so far: from here on it runs
-	// under the request's limits, in its own group for the process count.
+	// under the request's limits.
 	for _, rl := range rlimits(lim, b.cg == nil) {
-		if err := unix.Prlimit(pid, rl.resource, &unix.Rlimit{Cur: rl.value, Max: rl.value}, nil); err != nil {
+		if err := unix.Prlimit(b.program, rl.resource, &unix.Rlimit{Cur: rl.value, Max: rl.value}, nil); err != nil {
 			return nil, fmt.Errorf("set rlimit %d: %w", rl.resource, err)
 		}
 	}
 	if b.cg != nil {
 		if err := b.cg.setLimits(lim.Memory, lim.Processes); err != nil {
-			return nil, err
-		}
-		if err := b.cg.attachProgram(pid); err != nil {
 			return nil, err
 		}
 		if ex.base, err = b.cg.resetPeak(); err != nil {
@@ -173,10 +166,17 @@ func (ex *execution) wait(ctx context.Context) *sandbox.Result {
 		res.Error = "cancelled: " + context.Cause(ctx).Error()
 	}
 	res.Usage.Wall = time.Since(ex.start)
-	// Whatever the reason, nothing of the run may outlive it.
-	b.kill()
-	if b.cmd != nil {
-		_ = b.cmd.Wait()
+	// Whatever the reason, nothing of the run may outlive it. When the
+	// program exited and left no process behind (its group is empty), only
+	// init remains, which is exiting: a signal makes sure, and reaping it is
+	// left to destroy. Otherwise everything is killed and waited for.
+	if ev.Exit != nil && b.cg != nil && b.cg.programProcs() == 0 {
+		b.signalInit()
+	} else {
+		b.kill()
+		if b.cmd != nil {
+			_ = b.cmd.Wait()
+		}
 	}
 
 	if ev.Exit != nil {
