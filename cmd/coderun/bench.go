@@ -32,6 +32,6 @@ func newBenchCmd() *cobra.Command {
 	f.DurationVar(&cfg.ThroughputFor, "duration", 5*time.Second, "time per throughput level")
 	f.IntVar(&cfg.Pool, "pool", cfg.Pool, "pre-started sandboxes for the pooled rows")
 	f.StringVar(&cfg.Code, "code", cfg.Code, "Python program to run")
-	cmd.AddCommand(sb)
+	cmd.AddCommand(sb, newBenchSessionCmd())
 	return cmd
 }

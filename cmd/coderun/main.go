@@ -75,5 +75,7 @@ func newRootCmd() *cobra.Command {
 	g.register(root)
 	root.AddCommand(newExecCmd(g), newDoctorCmd(g), newBenchCmd())
 	root.AddCommand(newEvalCmd(g))
+	root.AddCommand(newAskCmd(g), newRunsCmd(g), newReviewCmd(g))
+	root.AddCommand(newReplCmd(g), newNotebookCmd(g))
 	return root
 }

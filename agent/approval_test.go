@@ -1,0 +1,254 @@
+package agent_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/coderun/coderun/agent"
+	"github.com/coderun/coderun/llm/llmtest"
+	"github.com/coderun/coderun/policy"
+	"github.com/coderun/coderun/store"
+)
+
+const childCode = "import subprocess\nout = subprocess.run(['echo', 'words:', '42'], capture_output=True, text=True).stdout\nprint('child said', out)\n"
+
+func TestSubprocessAskedApprovedRuns(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol,
+			llmtest.RunCode("c1", "python", childCode),
+			llmtest.Reply("The child process printed 42."),
+		)
+		var asked atomic.Int32
+		h.cfg.Approval = agent.ApproveAsk
+		h.cfg.Approver = agent.ApproverFunc(func(ctx context.Context, req agent.ApprovalRequest) (agent.Verdict, error) {
+			asked.Add(1)
+			if req.Decision.Action != policy.Ask || !strings.Contains(req.Code, "subprocess.run") ||
+				len(req.Decision.Causes) == 0 || req.Decision.Causes[0].Rule != policy.RuleProcessSpawn {
+				t.Errorf("approval request: %+v", req)
+			}
+			return agent.Approve, nil
+		})
+		res := h.run("Run echo in a child process and report the number it prints.")
+		if res.Outcome != agent.OutcomeAnswered || asked.Load() != 1 {
+			t.Fatalf("outcome %s, asked %d times, failure %+v", res.Outcome, asked.Load(), res.Failure)
+		}
+		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
+			store.KindApproval, store.KindApproval, store.KindExecution, store.KindClassification, store.KindModelCall, store.KindAnswer)
+		if a := decode[store.Approval](t, steps, store.KindApproval, 0); a.Decision != "pending" {
+			t.Errorf("first approval step: %+v", a)
+		}
+		if a := decode[store.Approval](t, steps, store.KindApproval, 1); a.Decision != "approved" || a.By != "terminal" ||
+			len(a.Rules) != 1 || a.Rules[0] != policy.RuleProcessSpawn {
+			t.Errorf("second approval step: %+v", a)
+		}
+		if ex := decode[store.Execution](t, steps, store.KindExecution, 0); ex.Stdout != "child said words: 42\n\n" {
+			t.Errorf("stdout %q", ex.Stdout)
+		}
+		if sc := res.Scorecard; sc.Approvals != 1 || sc.Attempts != 1 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+		// The approval item was opened and closed.
+		items, _ := h.store.Reviews(context.Background(), res.RunID, true)
+		if len(items) != 1 || items[0].Kind != store.ReviewApproval || items[0].Status != "closed" || items[0].Resolution != "approved" {
+			t.Errorf("review items: %+v", items)
+		}
+	})
+}
+
+func TestSubprocessAskedRejectedAborts(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode), llmtest.Reply("must not be asked"))
+		h.cfg.Approval = agent.ApproveAsk
+		h.cfg.Approver = agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Verdict, error) {
+			return agent.Reject, nil
+		})
+		res := h.run("Run echo in a child process.")
+		if res.Status != store.StatusFailed || res.Outcome != agent.OutcomeRejected || res.Answer != nil {
+			t.Fatalf("status %s outcome %s", res.Status, res.Outcome)
+		}
+		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
+			store.KindApproval, store.KindApproval, store.KindFailure)
+		if a := decode[store.Approval](t, steps, store.KindApproval, 1); a.Decision != "rejected" {
+			t.Errorf("approval: %+v", a)
+		}
+		f := res.Failure
+		if f.Attempts != 0 || !strings.Contains(f.Summary, "rejected") || !strings.Contains(f.Summary, "process.spawn") ||
+			!strings.Contains(f.LastCode, "subprocess") {
+			t.Errorf("failure: %+v", f)
+		}
+		if sc := res.Scorecard; sc.Rejections != 1 || sc.Attempts != 0 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+	})
+}
+
+func TestNonInteractiveRejectsByDefaultAndFlagApproves(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode))
+		h.cfg.Approval = agent.ApproveNone
+		res := h.run("Run echo in a child process.")
+		if res.Outcome != agent.OutcomeRejected {
+			t.Fatalf("outcome %s", res.Outcome)
+		}
+		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
+			store.KindApproval, store.KindFailure)
+		if a := decode[store.Approval](t, steps, store.KindApproval, 0); !strings.Contains(a.By, "non-interactive") {
+			t.Errorf("approval: %+v", a)
+		}
+
+		h2 := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode), llmtest.Reply("It printed 42."))
+		h2.cfg.Approval = agent.ApproveAll
+		res = h2.run("Run echo in a child process.")
+		if res.Outcome != agent.OutcomeAnswered {
+			t.Fatalf("outcome %s", res.Outcome)
+		}
+		steps = h2.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
+			store.KindApproval, store.KindExecution, store.KindClassification, store.KindModelCall, store.KindAnswer)
+		if a := decode[store.Approval](t, steps, store.KindApproval, 0); a.Decision != "approved" || !strings.Contains(a.By, "--approve all") {
+			t.Errorf("approval: %+v", a)
+		}
+	})
+}
+
+func TestAlwaysCoversLaterCode(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol,
+			llmtest.RunCode("c1", "python", "import subprocess\nsubprocess.run(['false'], check=True)\n"),
+			llmtest.RunCode("c2", "python", childCode),
+			llmtest.Reply("It printed 42."),
+		)
+		var asked atomic.Int32
+		h.cfg.Approval = agent.ApproveAsk
+		h.cfg.Approver = agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Verdict, error) {
+			asked.Add(1)
+			return agent.Always, nil
+		})
+		res := h.run("Run echo in a child process.")
+		if res.Outcome != agent.OutcomeAnswered || asked.Load() != 1 {
+			t.Fatalf("outcome %s, asked %d", res.Outcome, asked.Load())
+		}
+		_, steps := h.steps(res.RunID)
+		if a := decode[store.Approval](t, steps, store.KindApproval, 2); a.Decision != "approved" || !strings.HasPrefix(a.By, "always") {
+			t.Errorf("second approval: %+v", a)
+		}
+		if c := decode[store.Classification](t, steps, store.KindClassification, 0); c.Kind != "CalledProcessError" {
+			t.Errorf("classification: %+v", c)
+		}
+	})
+}
+
+func TestPolicyDenialAborts(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol, llmtest.RunCode("c1", "bash", "rm -rf / --no-preserve-root\n"), llmtest.Reply("must not be asked"))
+		h.cfg.Approval = agent.ApproveAll // approval never overrides a denial
+		res := h.run("Free some disk space.")
+		if res.Outcome != agent.OutcomeDenied || res.Status != store.StatusFailed {
+			t.Fatalf("outcome %s", res.Outcome)
+		}
+		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
+			store.KindClassification, store.KindFailure)
+		rv := decode[store.Review](t, steps, store.KindReview, 0)
+		if rv.Decision.Action != policy.Deny || !strings.Contains(res.Failure.Summary, "destructive.rm-root") {
+			t.Errorf("review %+v, failure %+v", rv, res.Failure)
+		}
+		if sc := res.Scorecard; sc.ErrorKinds["policy_denied"] != 1 || sc.Errors["fatal"] != 1 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+	})
+}
+
+// A run paused for approval survives a restart: the store is closed and
+// opened again, a new agent (new provider, new process state) resumes it
+// after the decision was recorded from the review queue.
+func TestAwaitingApprovalResumesAfterRestart(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		dir := t.TempDir()
+		h := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode))
+		st, err := store.Open(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.cfg.Store = st
+		h.store = st
+		h.cfg.Approval = agent.ApproveAsk
+		res := h.run("Run echo in a child process and report the number.")
+		if res.Status != store.StatusAwaitingApproval || res.Pending == nil || !strings.Contains(res.Pending.Code, "subprocess") {
+			t.Fatalf("status %s pending %+v", res.Status, res.Pending)
+		}
+		run := h.storedRun(res.RunID)
+		if run.Status != store.StatusAwaitingApproval || run.Owner != "" || run.Pending == nil ||
+			run.Pending.Findings[0].Rule != policy.RuleProcessSpawn {
+			t.Fatalf("stored run: %+v", run)
+		}
+		open, _ := st.Reviews(context.Background(), "", false)
+		if len(open) != 1 || open[0].Kind != store.ReviewApproval {
+			t.Fatalf("review queue: %+v", open)
+		}
+		st.Close()
+
+		// "Restart": a new store handle, a new model server and provider.
+		st2, err := store.Open(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st2.Close()
+		dres, err := agent.Decide(context.Background(), st2, res.RunID, agent.Approve, "review queue", "looks fine")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dres.Status != store.StatusRunning {
+			t.Errorf("after the decision: %s", dres.Status)
+		}
+		h2 := newHarness(t, protocol, llmtest.Reply("The child printed 42."))
+		h2.cfg.Store, h2.store = st2, st2
+		res2, err := h2.agent().Resume(context.Background(), res.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res2.Outcome != agent.OutcomeAnswered || res2.Answer.Text != "The child printed 42." {
+			t.Fatalf("resumed run: %+v", res2)
+		}
+		steps := h2.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
+			store.KindApproval, store.KindApproval, store.KindResume,
+			store.KindExecution, store.KindClassification, store.KindModelCall, store.KindAnswer)
+		if a := decode[store.Approval](t, steps, store.KindApproval, 1); a.Decision != "approved" || a.By != "review queue" || a.Note != "looks fine" {
+			t.Errorf("decision: %+v", a)
+		}
+		if ex := decode[store.Execution](t, steps, store.KindExecution, 0); !strings.Contains(ex.Stdout, "words: 42") {
+			t.Errorf("execution: %+v", ex)
+		}
+		if sc := res2.Scorecard; sc.Approvals != 1 || sc.Attempts != 1 || sc.ModelCalls != 2 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+		if open, _ := st2.Reviews(context.Background(), "", false); len(open) != 0 {
+			t.Errorf("open review items after approval: %+v", open)
+		}
+	})
+}
+
+func TestAwaitingApprovalRejectedFromQueue(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode))
+		h.cfg.Approval = agent.ApproveAsk
+		res := h.run("Run echo in a child process.")
+		if res.Status != store.StatusAwaitingApproval {
+			t.Fatalf("status %s", res.Status)
+		}
+		dres, err := agent.Decide(context.Background(), h.store, res.RunID, agent.Reject, "review queue", "no child processes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dres.Status != store.StatusFailed || dres.Outcome != agent.OutcomeRejected || dres.Failure == nil {
+			t.Fatalf("after rejection: %+v", dres)
+		}
+		run := h.storedRun(res.RunID)
+		if run.Status != store.StatusFailed || run.Outcome != agent.OutcomeRejected || run.Pending != nil {
+			t.Errorf("stored run: %+v", run)
+		}
+		if _, err := agent.Decide(context.Background(), h.store, res.RunID, agent.Approve, "x", ""); err == nil {
+			t.Errorf("a decision on an ended run was accepted")
+		}
+	})
+}

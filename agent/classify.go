@@ -1,0 +1,258 @@
+package agent
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/store"
+)
+
+// Class is what an outcome means for the loop.
+type Class string
+
+// The classes of outcome.
+const (
+	// Success: the code ran to completion; its output is evidence.
+	ClassSuccess Class = "success"
+	// Retryable: an error in the code that the model can fix (a Python
+	// exception, a non-zero exit status, a malformed tool call, a reply
+	// without code).
+	ClassRetryable Class = "retryable"
+	// Fatal: retrying would reproduce the risk or hit the same limit
+	// (timeout, memory, output limit, policy denial, the same error twice in
+	// a row), so the run stops.
+	ClassFatal Class = "fatal"
+	// Infrastructure: the sandbox could not be set up, or the model's API
+	// kept failing; nothing the model wrote is at fault.
+	ClassInfrastructure Class = "infrastructure"
+	// Cancelled: the run was cancelled (Ctrl-C, the caller's context).
+	ClassCancelled Class = "cancelled"
+)
+
+// retryableErrors are the Python exceptions named in coderun's contract as
+// code errors the model can fix. Other exceptions are retryable too (they
+// are the code's own errors), except fatalErrors.
+var retryableErrors = map[string]bool{
+	"SyntaxError": true, "IndentationError": true, "TabError": true,
+	"NameError": true, "UnboundLocalError": true,
+	"ImportError": true, "ModuleNotFoundError": true,
+	"IndexError": true, "KeyError": true, "TypeError": true, "ValueError": true,
+	"AttributeError": true, "ZeroDivisionError": true, "AssertionError": true,
+	"FileNotFoundError": true,
+}
+
+// fatalErrors are exceptions a retry would only reproduce: the memory ran
+// out, or the program was interrupted.
+var fatalErrors = map[string]Class{
+	"MemoryError":       ClassFatal,
+	"KeyboardInterrupt": ClassCancelled,
+}
+
+// verdict is the classification of one outcome.
+type verdict struct {
+	Class   Class
+	Kind    string // "NameError", "exit_status", "timeout", ...
+	Message string // the error line
+	// Detail is the trimmed traceback or stderr tail that goes back to the
+	// model.
+	Detail string
+	Why    string
+}
+
+func (v verdict) signature() string {
+	return v.Kind + ": " + normalizeMessage(v.Message)
+}
+
+func (v verdict) record() store.Classification {
+	c := store.Classification{Class: string(v.Class), Kind: v.Kind, Message: v.Message, Why: v.Why}
+	if v.Class != ClassSuccess {
+		c.Signature = v.signature()
+	}
+	return c
+}
+
+// errorLine is "Kind: message", or Kind alone.
+func (v verdict) errorLine() string {
+	if v.Message == "" {
+		return v.Kind
+	}
+	return v.Kind + ": " + v.Message
+}
+
+var (
+	hexAddr = regexp.MustCompile(`0x[0-9a-fA-F]+`)
+	spaces  = regexp.MustCompile(`\s+`)
+)
+
+// normalizeMessage drops what changes between two runs of the same error:
+// object addresses and spacing.
+func normalizeMessage(s string) string {
+	s = hexAddr.ReplaceAllString(s, "0x…")
+	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
+}
+
+// classify says what an execution's outcome means. cancelled reports
+// whether the caller's context was done when the run was killed.
+func classify(ex *store.Execution, cancelled bool) verdict {
+	limit := func(kind, what string) verdict {
+		return verdict{Class: ClassFatal, Kind: kind, Message: ex.Error, Detail: tail(ex.Stderr, 20, 2000),
+			Why: what + "; retrying would hit the same limit, so the run stops"}
+	}
+	switch ex.Reason {
+	case sandbox.ReasonTimeout:
+		return limit("timeout", "the code ran past its wall-time limit")
+	case sandbox.ReasonCPULimit:
+		return limit("cpu_limit", "the code used up its CPU-time limit")
+	case sandbox.ReasonMemoryLimit:
+		return limit("memory_limit", "the code went over its memory limit")
+	case sandbox.ReasonOutputLimit:
+		return limit("output_limit", "the code printed more than the output limit")
+	case sandbox.ReasonKilled:
+		if cancelled {
+			return verdict{Class: ClassCancelled, Kind: "cancelled", Why: "the run was cancelled while the code ran"}
+		}
+		return verdict{Class: ClassInfrastructure, Kind: "killed", Message: ex.Error,
+			Why: "the sandbox was stopped from outside"}
+	case sandbox.ReasonSetupError:
+		return verdict{Class: ClassInfrastructure, Kind: "setup_error", Message: ex.Error,
+			Why: "the sandbox could not be set up; the code did not run"}
+	}
+	// Exited. A session reports exceptions as error outputs.
+	for _, o := range ex.Outputs {
+		if o.OutputType == "error" {
+			return exceptionVerdict(o.Ename, o.Evalue, tail(strings.Join(o.Traceback, "\n"), 25, 3000))
+		}
+	}
+	if ex.ExitCode == 0 && ex.Signal == "" {
+		return verdict{Class: ClassSuccess, Why: "the code ran to completion"}
+	}
+	if ename, evalue, ok := parseException(ex.Language, ex.Stderr); ok {
+		return exceptionVerdict(ename, evalue, tail(ex.Stderr, 25, 3000))
+	}
+	if ex.Signal != "" {
+		return verdict{Class: ClassRetryable, Kind: "signal", Message: "terminated by " + ex.Signal,
+			Detail: tail(ex.Stderr, 20, 2000), Why: "the program crashed (" + ex.Signal + ")"}
+	}
+	msg := lastLine(ex.Stderr)
+	if msg == "" {
+		msg = lastLine(ex.Stdout)
+	}
+	return verdict{Class: ClassRetryable, Kind: "exit_status", Message: fmt.Sprintf("exit status %d: %s", ex.ExitCode, msg),
+		Detail: tail(ex.Stderr, 20, 2000), Why: fmt.Sprintf("the program exited with status %d", ex.ExitCode)}
+}
+
+func exceptionVerdict(ename, evalue, detail string) verdict {
+	kind := ename
+	if i := strings.LastIndexByte(kind, '.'); i >= 0 {
+		kind = kind[i+1:]
+	}
+	if c, ok := fatalErrors[kind]; ok {
+		why := "the program ran out of memory; a retry would do the same"
+		if c == ClassCancelled {
+			why = "the program was interrupted"
+		}
+		return verdict{Class: c, Kind: kind, Message: evalue, Detail: detail, Why: why}
+	}
+	why := "the code raised " + kind + ", an error the model can fix"
+	if !retryableErrors[kind] {
+		why = "the code raised " + kind + "; the model may fix it"
+	}
+	return verdict{Class: ClassRetryable, Kind: kind, Message: evalue, Detail: detail, Why: why}
+}
+
+var (
+	pyExceptionLine = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::\s?(.*))?$`)
+	jsErrorLine     = regexp.MustCompile(`^(?:Uncaught )?([A-Za-z_$][A-Za-z0-9_$]*(?:Error|Exception))(?::\s?(.*))?$`)
+)
+
+// parseException finds the exception a program died of in its stderr: for
+// Python the last line of a traceback ("NameError: name 'y' is not
+// defined", or a SyntaxError after its location), for Node the error line
+// before the stack.
+func parseException(lang, stderr string) (ename, evalue string, ok bool) {
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if lang == string(sandbox.Node) {
+		for _, l := range lines {
+			if m := jsErrorLine.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+				return m[1], m[2], true
+			}
+		}
+		return "", "", false
+	}
+	if lang != "" && lang != string(sandbox.Python) {
+		return "", "", false
+	}
+	sawTrace := false
+	for _, l := range lines {
+		if strings.HasPrefix(l, "Traceback (most recent call last):") || strings.HasPrefix(l, "  File \"") {
+			sawTrace = true
+			break
+		}
+	}
+	if !sawTrace {
+		return "", "", false
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, " ") {
+			continue
+		}
+		m := pyExceptionLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		name := m[1]
+		base := name[strings.LastIndexByte(name, '.')+1:]
+		if strings.HasSuffix(base, "Error") || strings.HasSuffix(base, "Exception") ||
+			strings.HasSuffix(base, "Warning") || base == "KeyboardInterrupt" || base == "StopIteration" ||
+			base == "SystemExit" || base == "GeneratorExit" || base == "Exit" {
+			return name, m[2], true
+		}
+	}
+	return "", "", false
+}
+
+// tail returns the last lines of s, at most maxLines lines and maxBytes
+// bytes, marking what was cut.
+func tail(s string, maxLines, maxBytes int) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	cut := false
+	if len(lines) > maxLines {
+		lines, cut = lines[len(lines)-maxLines:], true
+	}
+	out := strings.Join(lines, "\n")
+	if len(out) > maxBytes {
+		out, cut = out[len(out)-maxBytes:], true
+		if i := strings.IndexByte(out, '\n'); i >= 0 && i < len(out)-1 {
+			out = out[i+1:]
+		}
+	}
+	if cut {
+		out = "[… earlier output cut …]\n" + out
+	}
+	return out
+}
+
+// clip shortens s to at most max bytes, keeping its head and tail.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	head := max * 2 / 3
+	tl := max - head
+	return s[:head] + fmt.Sprintf("\n[… %d bytes cut …]\n", len(s)-max) + s[len(s)-tl:]
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.TrimSpace(s)
+}

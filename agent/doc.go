@@ -1,0 +1,48 @@
+// Package agent is coderun's agent loop: a task goes to a model that writes
+// code, the code is reviewed on the trusted side, run in a sandbox, and its
+// real output is interpreted into an answer — or, when that cannot be done,
+// into an honest failure report.
+//
+// One run goes through these phases (loop.go), every step recorded in the
+// store (package store) before the next one starts, together with a
+// checkpoint of the loop's state:
+//
+//  1. Generation: the task, the shapes of the user's input files (a CSV's
+//     header and row count, never its data) and the conversation so far go
+//     to the model ([llm.Provider]), which answers with the native run_code
+//     tool or, for models without tool calling, a fenced code block
+//     ([FormatFenced], llm.ExtractCode and llm.SelectCode).
+//  2. Review: the pre-flight policy (package policy) allows, asks a person,
+//     or denies. A denial ends the run with the policy's explanation.
+//  3. Approval: what the policy asks about is decided by the [Approver] (a
+//     person at the terminal: yes, no or always), by the [ApprovalMode]
+//     (approve all, or reject all as non-interactive runs do by default), or
+//     later: the run pauses in awaiting_approval, and [Decide] plus
+//     [Agent.Resume] continue it from any process, after a restart too.
+//  4. Execution by an [Executor] with the run's limits: [RuntimeBackend]
+//     (a fresh one-shot sandbox per program, files carried over) or
+//     [SessionBackend] (a persistent IPython session, what [ModeSteps]
+//     needs).
+//  5. Classification (classify.go): success; a retryable code error
+//     (SyntaxError, NameError, ImportError, KeyError, a non-zero exit
+//     status, a malformed tool call, a reply without code, …); fatal
+//     (timeout, memory or output limit, policy denial, the same error twice
+//     in a row); infrastructure (sandbox setup, the model's API failing
+//     after its retries); cancelled.
+//  6. Retry: the failing code's traceback or stderr tail goes back to the
+//     model, up to MaxRetries (default 3).
+//  7. Interpretation: a separate call with the task, the code and its real
+//     output writes the answer. The numbers the answer quotes are checked
+//     against the output (ground.go); an answer quoting values the output
+//     does not show is sent back once, then flagged and queued for review.
+//  8. Honest failure: when retries or budgets (steps, tokens, time) run
+//     out, the run ends with a [store.FailureReport] — what the code was
+//     trying to do, the error that kept occurring, the partial output of
+//     the last attempt — never an answer, and goes to the review queue.
+//
+// Each run keeps a scorecard (attempts, errors by class and kind, retries,
+// tokens, model time against execution time, outcome) and emits
+// OpenTelemetry spans after the GenAI semantic conventions (trace.go):
+// invoke_agent, chat and execute_tool. Package agent/telemetry exports them
+// over OTLP when configured.
+package agent

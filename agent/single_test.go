@@ -1,0 +1,268 @@
+package agent_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coderun/coderun/agent"
+	"github.com/coderun/coderun/llm"
+	"github.com/coderun/coderun/llm/llmtest"
+	"github.com/coderun/coderun/store"
+)
+
+func TestMeanAnswerQuotesComputedValue(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol,
+			llmtest.RunCode("call_1", "python", "values = [120, 80, 200, 150]\nprint('mean:', sum(values) / len(values))\n").WithUsage(100, 20),
+			llmtest.Reply("The mean of 120, 80, 200 and 150 is 137.5.").WithUsage(80, 12),
+		)
+		res := h.run("What is the mean of 120, 80, 200, 150?")
+		if res.Status != store.StatusSucceeded || res.Outcome != agent.OutcomeAnswered {
+			t.Fatalf("status %s outcome %s failure %+v", res.Status, res.Outcome, res.Failure)
+		}
+		if !res.Answer.Grounded || !slices.Contains(res.Answer.Quoted, "137.5") {
+			t.Errorf("answer not grounded on 137.5: %+v", res.Answer)
+		}
+		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
+			store.KindExecution, store.KindClassification, store.KindModelCall, store.KindAnswer)
+		ex := decode[store.Execution](t, steps, store.KindExecution, 0)
+		if ex.Stdout != "mean: 137.5\n" || ex.Reason != "exited" || ex.ExitCode != 0 {
+			t.Errorf("execution: %+v", ex)
+		}
+		// The interpretation is a separate call that carries the real output.
+		interp := h.sent(1)
+		if len(interp.Tools) != 0 {
+			t.Errorf("the interpretation call offered tools: %v", interp.Tools)
+		}
+		mustContain(t, "interpretation prompt", lastUser(interp), "mean: 137.5", "What is the mean", "sum(values)")
+		// The generation call carried the run_code tool.
+		if gen := h.sent(0); len(gen.Tools) != 1 || gen.Tools[0].Name != llm.RunCodeToolName {
+			t.Errorf("generation tools: %v", gen.Tools)
+		}
+		mc := decode[store.ModelCall](t, steps, store.KindModelCall, 0)
+		if mc.Usage.InputTokens != 100 || mc.Usage.OutputTokens != 20 || len(mc.Messages) != 2 || len(mc.ToolCalls) != 1 {
+			t.Errorf("model call record: %+v", mc)
+		}
+		sc := res.Scorecard
+		if sc.Attempts != 1 || sc.Retries != 0 || sc.ModelCalls != 2 || sc.InputTokens != 180 || sc.OutputTokens != 32 ||
+			sc.Outcome != agent.OutcomeAnswered || len(sc.Errors) != 0 || sc.ExecMS <= 0 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+		run := h.storedRun(res.RunID)
+		if run.Answer != res.Answer.Text || run.Status != store.StatusSucceeded || run.Owner != "" || run.Scorecard.Attempts != 1 {
+			t.Errorf("stored run: %+v", run)
+		}
+	})
+}
+
+func TestNameErrorCorrected(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol,
+			llmtest.RunCode("call_1", "python", "values = [3, 4, 5]\nprint('total:', sum(valuez))\n"),
+			llmtest.RunCode("call_2", "python", "values = [3, 4, 5]\nprint('total:', sum(values))\n"),
+			llmtest.Reply("The total is 12."),
+		)
+		res := h.run("Add 3, 4 and 5.")
+		if res.Outcome != agent.OutcomeAnswered {
+			t.Fatalf("outcome %s: %+v", res.Outcome, res.Failure)
+		}
+		steps := h.wantKinds(res.RunID, store.KindStart,
+			store.KindModelCall, store.KindCode, store.KindReview, store.KindExecution, store.KindClassification, store.KindRetry,
+			store.KindModelCall, store.KindCode, store.KindReview, store.KindExecution, store.KindClassification,
+			store.KindModelCall, store.KindAnswer)
+		c := decode[store.Classification](t, steps, store.KindClassification, 0)
+		if c.Class != "retryable" || c.Kind != "NameError" || !strings.Contains(c.Message, "valuez") {
+			t.Errorf("classification: %+v", c)
+		}
+		// The traceback went back to the model as the tool result.
+		retry := h.sent(1)
+		last := retry.Messages[len(retry.Messages)-1]
+		if last.Role != llm.RoleTool || !strings.Contains(last.Content, "NameError: name 'valuez' is not defined") ||
+			!strings.Contains(last.Content, "Traceback") {
+			t.Errorf("feedback: %+v", last)
+		}
+		if protocol == llmtest.Anthropic && !last.IsError {
+			t.Errorf("the failed tool result is not marked as an error")
+		}
+		sc := res.Scorecard
+		if sc.Attempts != 2 || sc.Retries != 1 || sc.Errors["retryable"] != 1 || sc.ErrorKinds["NameError"] != 1 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+		if !res.Answer.Grounded || !slices.Contains(res.Answer.Quoted, "12") {
+			t.Errorf("answer: %+v", res.Answer)
+		}
+	})
+}
+
+func TestImportErrorCorrected(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol,
+			llmtest.RunCode("c1", "python", "import numpyy as np\nprint('std:', np.std([2, 4, 4, 4, 5, 5, 7, 9]))\n"),
+			llmtest.RunCode("c2", "python", "import numpy as np\nprint('std:', np.std([2, 4, 4, 4, 5, 5, 7, 9]))\n"),
+			llmtest.Reply("The standard deviation is 2.0."),
+		)
+		res := h.run("Standard deviation of 2, 4, 4, 4, 5, 5, 7, 9?")
+		if res.Outcome != agent.OutcomeAnswered {
+			t.Fatalf("outcome %s: %+v", res.Outcome, res.Failure)
+		}
+		_, steps := h.steps(res.RunID)
+		c := decode[store.Classification](t, steps, store.KindClassification, 0)
+		if c.Class != "retryable" || c.Kind != "ModuleNotFoundError" || !strings.Contains(c.Message, "numpyy") {
+			t.Errorf("classification: %+v", c)
+		}
+		ex := decode[store.Execution](t, steps, store.KindExecution, 1)
+		if ex.Stdout != "std: 2.0\n" {
+			t.Errorf("second execution: %q", ex.Stdout)
+		}
+		mustContain(t, "feedback", lastUser(h.sent(1)), "ModuleNotFoundError: No module named 'numpyy'")
+		if sc := res.Scorecard; sc.Attempts != 2 || sc.Retries != 1 || sc.ErrorKinds["ModuleNotFoundError"] != 1 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+	})
+}
+
+func TestInfiniteLoopTimesOutWithHonestReport(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol,
+			llmtest.RunCode("c1", "python", "# count the primes below ten million, slowly\nprint('starting', flush=True)\nn = 0\nwhile True:\n    n += 1\n"),
+			llmtest.Reply("must not be asked"),
+		)
+		h.cfg.Limits.WallTime = time.Second
+		res := h.run("Count the primes below ten million.")
+		if res.Status != store.StatusFailed || res.Outcome != agent.OutcomeTimeout {
+			t.Fatalf("status %s outcome %s", res.Status, res.Outcome)
+		}
+		if res.Answer != nil {
+			t.Fatalf("a timed-out run answered: %+v", res.Answer)
+		}
+		f := res.Failure
+		if f == nil || f.Attempts != 1 || !strings.Contains(f.PartialOutput, "starting") ||
+			!strings.Contains(f.Intent, "count the primes") || !strings.Contains(f.LastCode, "while True") ||
+			!strings.Contains(f.Summary, "wall-time limit of 1s") {
+			t.Errorf("failure report: %+v", f)
+		}
+		h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
+			store.KindExecution, store.KindClassification, store.KindFailure)
+		if n := len(h.srv.Requests()); n != 1 {
+			t.Errorf("the model was called %d times; a timeout must not be retried", n)
+		}
+		if sc := res.Scorecard; sc.Errors["fatal"] != 1 || sc.ErrorKinds["timeout"] != 1 || sc.Retries != 0 || sc.Outcome != "timeout" {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+		queue, err := h.store.Reviews(context.Background(), res.RunID, false)
+		if err != nil || len(queue) != 1 || queue[0].Kind != store.ReviewFailure {
+			t.Errorf("review queue: %+v %v", queue, err)
+		}
+	})
+}
+
+func TestRetriesExhaustedHonestReport(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol,
+			llmtest.RunCode("c1", "python", "# read the totals\nprint('partial 1')\nprint(totals[0])\n"),
+			llmtest.RunCode("c2", "python", "# read the totals\ntotals = {}\nprint('partial 2')\nprint(totals['q1'])\n"),
+			llmtest.RunCode("c3", "python", "# read the totals\ntotals = []\nprint('partial 3')\nprint(totals[0])\n"),
+			llmtest.RunCode("c4", "python", "# read the totals\ntotals = {}\nprint('partial 4')\nprint(totals['q2'])\n"),
+			llmtest.Reply("must not be asked"),
+		)
+		res := h.run("What were the Q1 totals?")
+		if res.Status != store.StatusFailed || res.Outcome != agent.OutcomeRetriesExhausted || res.Answer != nil {
+			t.Fatalf("status %s outcome %s answer %+v", res.Status, res.Outcome, res.Answer)
+		}
+		f := res.Failure
+		if f.Attempts != 4 || !strings.Contains(f.PartialOutput, "partial 4") || !strings.Contains(f.Error, "KeyError") ||
+			f.Occurrences != 1 || f.Intent != "read the totals" || !strings.Contains(f.LastCode, "totals['q2']") {
+			t.Errorf("failure report: %+v", f)
+		}
+		if sc := res.Scorecard; sc.Attempts != 4 || sc.Retries != 3 || sc.ErrorKinds["KeyError"] != 2 ||
+			sc.ErrorKinds["NameError"] != 1 || sc.ErrorKinds["IndexError"] != 1 || sc.Errors["retryable"] != 4 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+		if n := len(h.srv.Requests()); n != 4 {
+			t.Errorf("%d model calls, want 4", n)
+		}
+		_, steps := h.steps(res.RunID)
+		if r := decode[store.Retry](t, steps, store.KindRetry, 2); r.Number != 3 || r.Max != 3 {
+			t.Errorf("third retry: %+v", r)
+		}
+		queue, err := h.store.Reviews(context.Background(), "", false)
+		if err != nil || len(queue) != 1 || queue[0].RunID != res.RunID || queue[0].Kind != store.ReviewFailure ||
+			!strings.Contains(queue[0].Reason, "retries_exhausted") {
+			t.Errorf("review queue: %+v %v", queue, err)
+		}
+		run := h.storedRun(res.RunID)
+		if run.Failure == nil || run.Failure.Outcome != agent.OutcomeRetriesExhausted || run.Answer != "" {
+			t.Errorf("stored run: %+v", run)
+		}
+	})
+}
+
+func TestSameErrorTwiceIsStuck(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol,
+			llmtest.RunCode("c1", "python", "import pandas as pd\nprint(pd.read_csv('sales.csv'))\n"),
+			llmtest.RunCode("c2", "python", "import pandas as pd\ndf = pd.read_csv('sales.csv')\nprint(df.sum())\n"),
+			llmtest.Reply("must not be asked"),
+		)
+		res := h.run("Sum the sales.")
+		if res.Outcome != agent.OutcomeStuck || res.Status != store.StatusFailed {
+			t.Fatalf("outcome %s", res.Outcome)
+		}
+		_, steps := h.steps(res.RunID)
+		c := decode[store.Classification](t, steps, store.KindClassification, 1)
+		if c.Class != "fatal" || c.Kind != "stuck" || !strings.Contains(c.Message, "FileNotFoundError") {
+			t.Errorf("classification: %+v", c)
+		}
+		if f := res.Failure; f.Occurrences != 2 || !strings.Contains(f.Error, "sales.csv") || f.Attempts != 2 {
+			t.Errorf("failure: %+v", f)
+		}
+		if sc := res.Scorecard; sc.Attempts != 2 || sc.Retries != 1 || sc.ErrorKinds["FileNotFoundError"] != 2 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+	})
+}
+
+func TestFencedCodeBlocks(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol,
+			llmtest.Reply("I will compute it.\n\n```python\nimport math\nprint('hypotenuse', math.hypot(3, 4))\n```\n"),
+			llmtest.Reply("The hypotenuse is 5.0."),
+		)
+		h.cfg.Format = agent.FormatFenced
+		res := h.run("Hypotenuse of a 3-4 right triangle?")
+		if res.Outcome != agent.OutcomeAnswered || !slices.Contains(res.Answer.Quoted, "5.0") {
+			t.Fatalf("outcome %s answer %+v failure %+v", res.Outcome, res.Answer, res.Failure)
+		}
+		if gen := h.sent(0); len(gen.Tools) != 0 {
+			t.Errorf("fenced mode offered tools: %v", gen.Tools)
+		}
+		_, steps := h.steps(res.RunID)
+		code := decode[store.Code](t, steps, store.KindCode, 0)
+		if code.Source != "fenced" || code.Language != "python" || code.Intent != "I will compute it." {
+			t.Errorf("code: %+v", code)
+		}
+	})
+}
+
+func TestFencedRetryQuotesTheCode(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := newHarness(t, protocol,
+			llmtest.Reply("```python\nprint(10 / 0)\n```"),
+			llmtest.Reply("```python\nprint('ratio', 10 / 4)\n```"),
+			llmtest.Reply("The ratio is 2.5."),
+		)
+		h.cfg.Format = agent.FormatFenced
+		res := h.run("Divide 10 by 4.")
+		if res.Outcome != agent.OutcomeAnswered {
+			t.Fatalf("outcome %s", res.Outcome)
+		}
+		fb := lastUser(h.sent(1))
+		mustContain(t, "feedback", fb, "print(10 / 0)", "ZeroDivisionError", "fenced code block")
+		if sc := res.Scorecard; sc.ErrorKinds["ZeroDivisionError"] != 1 || sc.Retries != 1 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+	})
+}

@@ -1,0 +1,432 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/coderun/coderun/agent"
+	"github.com/coderun/coderun/agent/telemetry"
+	"github.com/coderun/coderun/llm"
+	"github.com/coderun/coderun/llm/provider"
+	"github.com/coderun/coderun/policy"
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/store"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of the agent commands.
+const (
+	exitNoAnswer = 1 // the run ended without an answer (honest failure report)
+	exitAwaiting = 3 // the run paused, awaiting approval
+)
+
+// agentFlags configure how an agent runs: the model, the approvals, the
+// budgets and the limits.
+type agentFlags struct {
+	model      string
+	format     string
+	approve    string
+	policyFile string
+	maxRetries int
+	maxSteps   int
+	maxTokens  int64
+	maxTime    time.Duration
+	wall       time.Duration
+	cpu        time.Duration
+	memory     string
+	out        string
+	json       bool
+	quiet      bool
+}
+
+func (f *agentFlags) register(cmd *cobra.Command, withSettings bool) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.model, "model", "", "model as provider:model, e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, ollama:qwen2.5-coder (default $CODERUN_MODEL; for a stored run, its own)")
+	fl.StringVar(&f.approve, "approve", "ask", "code the policy flags: ask (at the terminal; rejected when not interactive), all, none, or defer (pause the run for coderun review approve)")
+	fl.StringVar(&f.policyFile, "policy", "", "policy file (YAML or JSON) instead of the default policy")
+	fl.StringVarP(&f.out, "out", "o", "", "save the files and plots the run produced into this directory")
+	fl.BoolVar(&f.json, "json", false, "print the result as JSON")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress on standard error")
+	if !withSettings {
+		return
+	}
+	fl.StringVar(&f.format, "format", "tool", "how the model hands over code: tool (native run_code tool) or fenced (code blocks, for models without tool calling)")
+	fl.IntVar(&f.maxRetries, "max-retries", agent.DefaultMaxRetries, "how often the model may fix failing code")
+	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "cells at most in steps mode")
+	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "token budget of the run (input plus output, 0: none)")
+	fl.DurationVar(&f.maxTime, "max-time", 0, "time budget of the run (0: none)")
+	d := sandbox.DefaultLimits
+	fl.DurationVarP(&f.wall, "timeout", "t", d.WallTime, "wall-time limit of each execution")
+	fl.DurationVar(&f.cpu, "cpu-time", d.CPUTime, "CPU-time limit of each execution")
+	fl.StringVarP(&f.memory, "memory", "m", sandbox.FormatBytes(d.Memory), "memory limit of each execution")
+}
+
+func newAskCmd(g *globalFlags) *cobra.Command {
+	f := &agentFlags{}
+	d := &dataFlags{}
+	var files []string
+	var mode string
+	cmd := &cobra.Command{
+		Use:   "ask TASK",
+		Short: "Have a model answer a task by writing and running code",
+		Long: `Have a model answer a task by writing code, running it in a sandbox and
+interpreting its real output.
+
+The task and the shapes of the --file inputs (a CSV's header and row count,
+never the data) go to the model, which writes code; the policy reviews it
+(allow, ask, deny); it runs in a sandbox with the limits given; errors go back
+to the model with the traceback, up to --max-retries times; a separate call
+writes the answer from the output. When the retries or budgets run out, an
+honest failure report is printed instead of an answer, and the run goes to
+the review queue (coderun review list).
+
+Modes: single (one program, retried until it works) or steps (several cells
+in a persistent Python session with observations between them).
+
+Code the policy flags waits for yes / no / always at the terminal; without a
+terminal it is rejected unless --approve all. --approve defer pauses the run
+(exit status 3): decide with coderun review approve|reject ID.
+
+Every step is recorded (coderun runs show ID). Ctrl-C cancels cleanly.
+
+Exit status: 0 answered; 1 no answer (failure report); 3 awaiting approval;
+130 cancelled; 2 bad flags.`,
+		Example: `  coderun ask "What is the mean of 120, 80, 200, 150?"
+  coderun ask "Plot sales by month" --file sales.csv --out results/
+  coderun ask "Which region grew fastest?" --file sales.csv --mode steps --model anthropic:claude-sonnet-4-5`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAsk(cmd.Context(), g, d, f, args[0], files, mode, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f.register(cmd, true)
+	d.register(cmd)
+	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "input file LOCAL[:REMOTE] placed in the workspace (repeatable)")
+	cmd.Flags().StringVar(&mode, "mode", "single", "single (one program, retried) or steps (cells in a persistent session)")
+	return cmd
+}
+
+// agentSetup is everything an agent command opened, to close at the end.
+type agentSetup struct {
+	agent    *agent.Agent
+	store    *store.Store
+	rt       sandbox.Runtime
+	shutdown func(context.Context) error
+}
+
+func (s *agentSetup) close() {
+	if s.shutdown != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s.shutdown(ctx)
+		cancel()
+	}
+	if s.rt != nil {
+		s.rt.Close()
+	}
+	if s.store != nil {
+		s.store.Close()
+	}
+}
+
+// setupAgent builds the model, the runtime, the store and the agent.
+// modelSpec "" means $CODERUN_MODEL.
+func setupAgent(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags, modelSpec string, mode agent.Mode,
+	stdin io.Reader, stderr io.Writer) (*agentSetup, error) {
+	cfg := agent.Config{Mode: mode, Format: agent.Format(f.format), MaxRetries: f.maxRetries, MaxSteps: f.maxSteps,
+		MaxTokens: f.maxTokens, MaxWall: f.maxTime}
+	if f.maxRetries == 0 {
+		cfg.MaxRetries = -1 // the flag's 0 means no retries
+	}
+	if f.wall > 0 {
+		cfg.Limits.WallTime = f.wall
+	}
+	if f.cpu > 0 {
+		cfg.Limits.CPUTime = f.cpu
+	}
+	if f.memory != "" {
+		n, err := sandbox.ParseBytes(f.memory)
+		if err != nil {
+			return nil, usagef("--memory: %v", err)
+		}
+		cfg.Limits.Memory = n
+	}
+	switch f.approve {
+	case "ask":
+		cfg.Approval = agent.ApproveAsk
+		if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+			cfg.Approver = terminalApprover{in: bufio.NewReader(stdin), out: stderr}
+		} else {
+			cfg.Approval = agent.ApproveNone // non-interactive: rejected by default
+		}
+	case "all":
+		cfg.Approval = agent.ApproveAll
+	case "none":
+		cfg.Approval = agent.ApproveNone
+	case "defer":
+		cfg.Approval = agent.ApproveAsk // no approver: the run pauses
+	default:
+		return nil, usagef("--approve %q: want ask, all, none or defer", f.approve)
+	}
+	if f.policyFile != "" {
+		p, err := policy.LoadPolicy(f.policyFile)
+		if err != nil {
+			return nil, usagef("--policy: %v", err)
+		}
+		cfg.Reviewer = &policy.Reviewer{Policy: p}
+	}
+	lcfg, err := llm.ConfigFromEnv(modelSpec, os.Getenv)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	model, err := provider.New(lcfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Model, cfg.ModelSpec = model, lcfg.Spec()
+
+	s := &agentSetup{}
+	if s.store, err = d.open(ctx); err != nil {
+		return nil, err
+	}
+	cfg.Store = s.store
+	if s.rt, err = g.open(); err != nil {
+		s.close()
+		return nil, err
+	}
+	cfg.Backend = agent.RuntimeBackend{Runtime: s.rt}
+	if mode == agent.ModeSteps {
+		ia, ok := s.rt.(sandbox.Interactive)
+		if !ok {
+			s.close()
+			return nil, usagef("--mode steps: the %s runtime has no long-lived sandboxes for sessions", s.rt.Name())
+		}
+		cfg.Backend = agent.SessionBackend{Runtime: ia}
+	}
+	tp, shutdown, err := telemetry.FromEnv(ctx, os.Getenv, "dev")
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	cfg.Tracer, s.shutdown = tp, shutdown
+	if !f.quiet {
+		cfg.Observer = agentProgress(stderr)
+	}
+	if s.agent, err = agent.New(cfg); err != nil {
+		s.close()
+		return nil, usageError{err}
+	}
+	return s, nil
+}
+
+func runAsk(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags, task string, files []string, modeName string,
+	stdin io.Reader, stdout, stderr io.Writer) error {
+	mode, err := agent.ParseMode(modeName)
+	if err != nil {
+		return usagef("--mode: %v", err)
+	}
+	var inputs []sandbox.File
+	for _, spec := range files {
+		local, remote, ok := strings.Cut(spec, ":")
+		if !ok || remote == "" {
+			remote = filepath.Base(local)
+		}
+		data, err := os.ReadFile(local)
+		if err != nil {
+			return usagef("--file %s: %v", spec, err)
+		}
+		inputs = append(inputs, sandbox.File{Path: remote, Content: data})
+	}
+	s, err := setupAgent(ctx, g, d, f, f.model, mode, stdin, stderr)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := s.agent.Run(ctx, agent.Task{Prompt: task, Files: inputs})
+	if err != nil {
+		return err
+	}
+	return finish(ctx, s.store, f, res, stdout, stderr)
+}
+
+// finish prints a run's result, saves its files, and turns it into an exit
+// status.
+func finish(ctx context.Context, st *store.Store, f *agentFlags, res *agent.Result, stdout, stderr io.Writer) error {
+	var saved []string
+	if f.out != "" {
+		var err error
+		if saved, err = saveRunFiles(context.WithoutCancel(ctx), st, res.RunID, f.out); err != nil {
+			fmt.Fprintln(stderr, "coderun: --out:", err)
+		}
+	}
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			*agent.Result
+			Saved []string `json:"saved,omitempty"`
+		}{res, saved}); err != nil {
+			return err
+		}
+	} else {
+		printResult(stdout, stderr, res, saved)
+	}
+	switch res.Status {
+	case store.StatusSucceeded:
+		return nil
+	case store.StatusAwaitingApproval:
+		return exitError{exitAwaiting}
+	case store.StatusCancelled:
+		return exitError{exitKilled}
+	}
+	return exitError{exitNoAnswer}
+}
+
+func printResult(stdout, stderr io.Writer, res *agent.Result, saved []string) {
+	switch {
+	case res.Answer != nil:
+		fmt.Fprintln(stdout, res.Answer.Text)
+		if !res.Answer.Grounded {
+			fmt.Fprintf(stderr, "coderun: warning: the answer quotes %s, which the output does not show; the run is in the review queue\n",
+				strings.Join(res.Answer.Unsupported, ", "))
+		}
+	case res.Status == store.StatusAwaitingApproval:
+		fmt.Fprintf(stderr, "coderun: run %s is awaiting approval:\n", res.RunID)
+		if res.Pending != nil {
+			fmt.Fprintln(stderr, indent(res.Pending.Explanation, "  "))
+		}
+		fmt.Fprintf(stderr, "decide with: coderun review approve %s   (or: coderun review reject %s)\n", res.RunID, res.RunID)
+	case res.Failure != nil:
+		fmt.Fprintln(stdout, failureText(*res.Failure))
+	}
+	for _, p := range saved {
+		fmt.Fprintln(stderr, "saved", p)
+	}
+	sc := res.Scorecard
+	fmt.Fprintf(stderr, "run %s: %s", res.RunID, res.Status)
+	if res.Outcome != "" {
+		fmt.Fprintf(stderr, " (%s)", res.Outcome)
+	}
+	fmt.Fprintf(stderr, "; %d attempts, %d retries, %d tokens, model %s, execution %s\n", sc.Attempts, sc.Retries,
+		sc.Tokens(), ms(sc.ModelMS), ms(sc.ExecMS))
+}
+
+func failureText(f store.FailureReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "No answer (%s).\n%s\n", f.Outcome, f.Summary)
+	if f.Intent != "" {
+		fmt.Fprintf(&b, "What the code was trying to do: %s\n", f.Intent)
+	}
+	if f.Error != "" {
+		fmt.Fprintf(&b, "The error that kept occurring (%d×): %s\n", f.Occurrences, f.Error)
+	}
+	if f.PartialOutput != "" {
+		fmt.Fprintf(&b, "Partial output of the last attempt:\n%s\n", indent(f.PartialOutput, "  "))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// saveRunFiles writes the files a run produced into dir (the latest
+// version of each path).
+func saveRunFiles(ctx context.Context, st *store.Store, runID, dir string) ([]string, error) {
+	files, err := st.Files(ctx, runID, store.RoleOutput)
+	if err != nil {
+		return nil, err
+	}
+	var infos []sandbox.FileInfo
+	var saved []string
+	for _, f := range files {
+		infos = append(infos, sandbox.FileInfo{Path: f.Path, Kind: sandbox.FileKind(f.Kind), Size: f.Size, Mode: f.Mode,
+			LinkTarget: f.LinkTarget, Content: f.Content, ContentTruncated: f.Truncated})
+		if f.Kind == string(sandbox.KindFile) {
+			saved = append(saved, filepath.Join(dir, filepath.FromSlash(f.Path)))
+		}
+	}
+	if len(infos) == 0 {
+		return nil, nil
+	}
+	return saved, saveFiles(dir, infos)
+}
+
+// terminalApprover shows flagged code at the terminal and waits for
+// yes / no / always.
+type terminalApprover struct {
+	in  *bufio.Reader
+	out io.Writer
+}
+
+func (t terminalApprover) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Verdict, error) {
+	fmt.Fprintf(t.out, "\nThe policy asks before this %s code runs:\n", req.Language)
+	lines := strings.Split(strings.TrimRight(req.Code, "\n"), "\n")
+	flagged := map[int]bool{}
+	for _, f := range req.Decision.Causes {
+		flagged[f.Line] = true
+	}
+	for i, l := range lines {
+		mark := " "
+		if flagged[i+1] {
+			mark = "!"
+		}
+		fmt.Fprintf(t.out, "  %s%4d │ %s\n", mark, i+1, l)
+	}
+	for _, f := range req.Decision.Causes {
+		fmt.Fprintf(t.out, "  ! %s\n", f)
+	}
+	for {
+		fmt.Fprint(t.out, "Run it? [y]es / [n]o / [a]lways for these rules: ")
+		type answer struct {
+			line string
+			err  error
+		}
+		ch := make(chan answer, 1)
+		go func() {
+			l, err := t.in.ReadString('\n')
+			ch <- answer{l, err}
+		}()
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(t.out)
+			return "", ctx.Err()
+		case a := <-ch:
+			if a.err != nil && strings.TrimSpace(a.line) == "" {
+				fmt.Fprintln(t.out)
+				return agent.Reject, nil // end of input: no
+			}
+			switch strings.ToLower(strings.TrimSpace(a.line)) {
+			case "y", "yes":
+				return agent.Approve, nil
+			case "n", "no", "":
+				return agent.Reject, nil
+			case "a", "always":
+				return agent.Always, nil
+			}
+		}
+	}
+}
+
+// progress renders each stored step as it happens.
+func agentProgress(w io.Writer) func(agent.Event) {
+	return func(e agent.Event) {
+		renderStep(w, e.Step, e.Payload, false, true)
+	}
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func ms(n int64) string { return (time.Duration(n) * time.Millisecond).String() }

@@ -1,0 +1,500 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/coderun/coderun/agent"
+	"github.com/coderun/coderun/store"
+	"github.com/spf13/cobra"
+)
+
+// dataFlags locate the store of agent runs.
+type dataFlags struct{ dir string }
+
+func (d *dataFlags) register(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringVar(&d.dir, "data-dir", "", "directory of the run records (default $CODERUN_DATA_DIR, else $XDG_DATA_HOME/coderun, else ~/.local/share/coderun)")
+}
+
+func (d *dataFlags) open(ctx context.Context) (*store.Store, error) {
+	dir := d.dir
+	if dir == "" {
+		var err error
+		if dir, err = store.DefaultDir(os.Getenv); err != nil {
+			return nil, err
+		}
+	}
+	return store.Open(ctx, dir)
+}
+
+func newRunsCmd(g *globalFlags) *cobra.Command {
+	d := &dataFlags{}
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List, show, export, resume and summarise agent runs",
+		Long: `Every agent run (coderun ask) is recorded step by step: model calls with their
+messages, tokens and latency; code; policy findings; approvals; execution
+results; classifications; retries; the answer or the failure report.`,
+	}
+	d.register(cmd)
+	cmd.AddCommand(newRunsListCmd(d), newRunsShowCmd(d), newRunsExportCmd(d), newRunsStatsCmd(d), newRunsResumeCmd(g, d))
+	return cmd
+}
+
+func newRunsListCmd(d *dataFlags) *cobra.Command {
+	var status string
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List runs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := d.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			runs, err := st.ListRuns(cmd.Context(), store.Filter{Status: store.Status(status), Limit: limit})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), runs)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tCREATED\tSTATUS\tOUTCOME\tATTEMPTS\tMODEL\tTASK")
+			for _, r := range runs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+					r.Shown(), dash(r.Outcome), r.Scorecard.Attempts, r.Model, short(r.Task, 60))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: running, interrupted, awaiting_approval, succeeded, failed, cancelled")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 50, "at most this many runs (0: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRunsShowCmd(d *dataFlags) *cobra.Command {
+	var asJSON, verbose bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a run step by step",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := d.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			exp, err := st.Export(cmd.Context(), args[0], false)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), exp)
+			}
+			return showRun(cmd.OutOrStdout(), exp, verbose)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole record as JSON (as runs export)")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also show the messages sent to the model")
+	return cmd
+}
+
+func newRunsExportCmd(d *dataFlags) *cobra.Command {
+	var format, output string
+	var contents bool
+	cmd := &cobra.Command{
+		Use:   "export ID",
+		Short: "Export a run as JSON or as a Jupyter notebook",
+		Long: `Export a run's whole record as JSON (run, steps, files, review items), or as a
+Jupyter notebook (nbformat 4): the task, each piece of code that ran with its
+outputs and the images it wrote, notes on failures and approvals, and the answer
+or the failure report.`,
+		Example: `  coderun runs export 3f9a2c1b4d5e > run.json
+  coderun runs export 3f9a --format ipynb -o run.ipynb`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := d.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var data []byte
+			switch format {
+			case "json":
+				exp, err := st.Export(cmd.Context(), args[0], contents)
+				if err != nil {
+					return err
+				}
+				if data, err = json.MarshalIndent(exp, "", "  "); err != nil {
+					return err
+				}
+			case "ipynb", "notebook":
+				if data, err = st.Notebook(cmd.Context(), args[0]); err != nil {
+					return err
+				}
+			default:
+				return usagef("--format %q: want json or ipynb", format)
+			}
+			data = append(data, '\n')
+			if output == "" || output == "-" {
+				_, err = cmd.OutOrStdout().Write(data)
+				return err
+			}
+			return os.WriteFile(output, data, 0o644)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "json", "json or ipynb")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write to this file instead of standard output")
+	cmd.Flags().BoolVar(&contents, "contents", false, "include file contents in the JSON (base64)")
+	return cmd
+}
+
+func newRunsStatsCmd(d *dataFlags) *cobra.Command {
+	var since time.Duration
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Aggregate the scorecards of runs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := d.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var f store.Filter
+			if since > 0 {
+				f.Since = time.Now().Add(-since)
+			}
+			s, err := st.Stats(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), s)
+			}
+			printStats(cmd.OutOrStdout(), s)
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&since, "since", 0, "only runs created within this long (e.g. 24h)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRunsResumeCmd(g *globalFlags, d *dataFlags) *cobra.Command {
+	f := &agentFlags{}
+	cmd := &cobra.Command{
+		Use:   "resume ID",
+		Short: "Continue a run that was interrupted or paused for approval",
+		Long: `Continue a run from its last recorded step: a run whose process died
+(interrupted), or one awaiting approval (the code is shown again at the
+terminal, or decided by --approve all|none). The run keeps its own settings;
+the model is the run's own unless --model says otherwise.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return resumeRun(cmd.Context(), g, d, f, args[0], cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f.register(cmd, false)
+	return cmd
+}
+
+func resumeRun(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags, id string, stdin io.Reader, stdout, stderr io.Writer) error {
+	st, err := d.open(ctx)
+	if err != nil {
+		return err
+	}
+	run, err := st.GetRun(ctx, id)
+	st.Close()
+	if err != nil {
+		return err
+	}
+	if run.Status.Final() {
+		return fmt.Errorf("run %s has already ended (%s)", run.ID, run.Status)
+	}
+	spec := f.model
+	if spec == "" {
+		spec = run.Model
+	}
+	s, err := setupAgent(ctx, g, d, f, spec, agent.Mode(run.Mode), stdin, stderr)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := s.agent.Resume(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	return finish(ctx, s.store, f, res, stdout, stderr)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func short(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// showRun renders a whole run for a person.
+func showRun(w io.Writer, exp *store.Export, verbose bool) error {
+	r := exp.Run
+	fmt.Fprintf(w, "run %s   %s", r.ID, r.Shown())
+	if r.Outcome != "" {
+		fmt.Fprintf(w, " (%s)", r.Outcome)
+	}
+	fmt.Fprintf(w, "\ntask:     %s\nmodel:    %s   mode: %s\ncreated:  %s", r.Task, r.Model, r.Mode, r.CreatedAt.Local().Format(time.RFC3339))
+	if !r.FinishedAt.IsZero() {
+		fmt.Fprintf(w, "   finished: %s", r.FinishedAt.Local().Format(time.RFC3339))
+	}
+	fmt.Fprintln(w)
+	for _, in := range r.Inputs {
+		fmt.Fprintf(w, "input:    %s: %s\n", in.Path, in.Summary)
+	}
+	fmt.Fprintln(w)
+	for _, s := range exp.Steps {
+		payload, err := decodeStep(s)
+		if err != nil {
+			return err
+		}
+		renderStep(w, s, payload, verbose, false)
+	}
+	if r.Failure != nil && !verbose {
+		fmt.Fprintf(w, "\n%s\n", failureText(*r.Failure))
+	}
+	fmt.Fprintln(w)
+	sc := r.Scorecard
+	fmt.Fprintf(w, "scorecard: %d attempts, %d retries, %d model calls (%d provider retries), %d+%d tokens, model %s, execution %s, active %s\n",
+		sc.Attempts, sc.Retries, sc.ModelCalls, sc.ProviderRetries, sc.InputTokens, sc.OutputTokens, ms(sc.ModelMS), ms(sc.ExecMS), ms(sc.WallMS))
+	if len(sc.ErrorKinds) > 0 {
+		var parts []string
+		for _, k := range store.SortedKeys(sc.ErrorKinds) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, sc.ErrorKinds[k]))
+		}
+		fmt.Fprintf(w, "errors:    %s\n", strings.Join(parts, ", "))
+	}
+	var outs []string
+	for _, f := range exp.Files {
+		if f.Role == store.RoleOutput {
+			outs = append(outs, fmt.Sprintf("%s (%d bytes)", f.Path, f.Size))
+		}
+	}
+	if len(outs) > 0 {
+		fmt.Fprintf(w, "files:     %s\n", strings.Join(outs, ", "))
+	}
+	for _, it := range exp.Reviews {
+		fmt.Fprintf(w, "review:    #%d %s, %s", it.ID, it.Kind, it.Status)
+		if it.Resolution != "" {
+			fmt.Fprintf(w, " (%s)", it.Resolution)
+		}
+		fmt.Fprintln(w)
+	}
+	switch r.Shown() {
+	case store.StatusInterrupted:
+		fmt.Fprintf(w, "\nThe run is not driven by any process: continue it with coderun runs resume %s\n", r.ID)
+	case store.StatusAwaitingApproval:
+		fmt.Fprintf(w, "\nAwaiting approval: coderun review approve %s (or reject)\n", r.ID)
+	}
+	return nil
+}
+
+// decodeStep decodes a stored step's payload by its kind.
+func decodeStep(s store.Step) (any, error) {
+	var v any
+	switch s.Kind {
+	case store.KindStart:
+		v = new(store.Start)
+	case store.KindModelCall:
+		v = new(store.ModelCall)
+	case store.KindCode:
+		v = new(store.Code)
+	case store.KindReview:
+		v = new(store.Review)
+	case store.KindApproval:
+		v = new(store.Approval)
+	case store.KindExecution:
+		v = new(store.Execution)
+	case store.KindClassification:
+		v = new(store.Classification)
+	case store.KindRetry:
+		v = new(store.Retry)
+	case store.KindAnswer:
+		v = new(store.Answer)
+	case store.KindFailure:
+		v = new(store.FailureReport)
+	case store.KindResume:
+		v = new(store.Resume)
+	default:
+		return nil, nil
+	}
+	return v, s.Decode(v)
+}
+
+// renderStep writes one step: a header line, and what a person wants to
+// see of it (the code, the output, the answer).
+func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
+	tag := "    "
+	if s.Attempt > 0 {
+		tag = fmt.Sprintf("[%d] ", s.Attempt)
+	}
+	line := func(format string, args ...any) { fmt.Fprintf(w, tag+format+"\n", args...) }
+	block := func(text string, max int) {
+		text = strings.TrimRight(text, "\n")
+		if text == "" {
+			return
+		}
+		lines := strings.Split(text, "\n")
+		if max > 0 && len(lines) > max {
+			lines = append(append([]string{}, lines[:max/2]...), append([]string{fmt.Sprintf("… %d lines …", len(lines)-max)}, lines[len(lines)-max/2:]...)...)
+		}
+		for _, l := range lines {
+			fmt.Fprintf(w, "      │ %s\n", l)
+		}
+	}
+	switch p := payload.(type) {
+	case *store.Start:
+		line("▶ %s", s.Summary)
+	case *store.ModelCall:
+		line("model  %s", s.Summary)
+		if verbose {
+			for _, m := range p.Messages {
+				fmt.Fprintf(w, "      %s: %s\n", m.Role, short(m.Content, 200))
+			}
+			if p.Text != "" {
+				fmt.Fprintf(w, "      → %s\n", short(p.Text, 200))
+			}
+		}
+	case *store.Code:
+		line("code   %s (%s)", s.Summary, p.Source)
+		if p.Intent != "" {
+			fmt.Fprintf(w, "      %s\n", short(p.Intent, 200))
+		}
+		block(p.Code, 40)
+	case *store.Review:
+		line("policy %s", p.Decision.Action)
+		if p.Decision.Action != "allow" {
+			for _, f := range p.Decision.Causes {
+				fmt.Fprintf(w, "      ! %s\n", f)
+			}
+		}
+	case *store.Approval:
+		line("approval %s (%s)", p.Decision, p.By)
+	case *store.Execution:
+		line("ran    %s", s.Summary)
+		block(p.Stdout, 30)
+		if p.Stderr != "" {
+			fmt.Fprintln(w, "      stderr:")
+			block(p.Stderr, 16)
+		}
+	case *store.Classification:
+		if p.Class == "success" {
+			line("ok")
+		} else {
+			msg := p.Kind
+			if p.Message != "" && p.Class == "retryable" {
+				msg += ": " + p.Message
+			} else {
+				msg += ": " + p.Why
+			}
+			line("%s  %s", p.Class, short(msg, 200))
+		}
+	case *store.Retry:
+		line("retry  %d of %d (%s)", p.Number, p.Max, p.Reason)
+	case *store.Answer:
+		line("answer")
+		if !live {
+			block(p.Text, 0)
+		}
+		if !p.Grounded {
+			fmt.Fprintf(w, "      not verified: %s not in the output\n", strings.Join(p.Unsupported, ", "))
+		}
+	case *store.FailureReport:
+		line("no answer: %s", p.Outcome)
+		if verbose && !live {
+			block(failureText(*p), 0)
+		}
+	case *store.Resume:
+		line("resume %s", s.Summary)
+		if p.Note != "" {
+			fmt.Fprintf(w, "      %s\n", p.Note)
+		}
+	default:
+		line("%s %s", s.Kind, s.Summary)
+	}
+}
+
+func printStats(w io.Writer, s store.Stats) {
+	fmt.Fprintf(w, "runs:          %d", s.Runs)
+	var parts []string
+	for _, k := range store.SortedKeys(s.ByStatus) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, s.ByStatus[k]))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	parts = nil
+	for _, k := range store.SortedKeys(s.ByOutcome) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, s.ByOutcome[k]))
+	}
+	fmt.Fprintf(w, "outcomes:      %s\n", dash(strings.Join(parts, ", ")))
+	fmt.Fprintf(w, "answered:      %.0f%% of ended runs; %.0f%% of answers on the first try\n", 100*s.Answered, 100*s.FirstTry)
+	fmt.Fprintf(w, "attempts:      %d (%.2f per run), %d retries\n", s.Attempts, s.MeanAttempts, s.Retries)
+	type kv struct {
+		k string
+		v int
+	}
+	var kinds []kv
+	for k, v := range s.ErrorKinds {
+		kinds = append(kinds, kv{k, v})
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		return kinds[i].v > kinds[j].v || kinds[i].v == kinds[j].v && kinds[i].k < kinds[j].k
+	})
+	parts = nil
+	for _, x := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d", x.k, x.v))
+	}
+	var classes []string
+	for _, k := range store.SortedKeys(s.Errors) {
+		classes = append(classes, fmt.Sprintf("%s %d", k, s.Errors[k]))
+	}
+	fmt.Fprintf(w, "errors:        %s", dash(strings.Join(classes, ", ")))
+	if len(parts) > 0 {
+		fmt.Fprintf(w, " — %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "tokens:        %d in, %d out, %d model calls\n", s.InputTokens, s.OutputTokens, s.ModelCalls)
+	fmt.Fprintf(w, "time:          model %s, execution %s, active %s\n", s.ModelTime.Round(time.Millisecond), s.ExecTime.Round(time.Millisecond), s.WallTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "approvals:     %d approved, %d rejected; %d open review items\n", s.Approvals, s.Rejections, s.ReviewsOpen)
+}

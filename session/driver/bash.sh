@@ -1,0 +1,58 @@
+# coderun session driver for bash (the protocol is described in session/doc.go).
+#
+# Started by the sandbox's bash bootstrap, it keeps private copies of the
+# standard output and error pipes and replaces itself with an interactive
+# bash that reads command lines from standard input. Interactive, because
+# only an interactive shell treats Ctrl-C as a terminal does: SIGINT stops
+# the running command and the rest of the command line, loops and functions
+# included, and the shell goes back to its prompt with its state intact.
+#
+# The host sends each cell as one command line, the code quoted as $'...'
+# with every byte that is not a plain printable character escaped as \xHH
+# (so the line has no newline and nothing for history expansion):
+#
+#   __cr_read ID $'CODE' && eval "$__cr_code" </dev/null
+#
+# __cr_read keeps the code and writes "NONCE:S:ID\n" (started) on stdout
+# and stderr (each stream's text after it belongs to the cell);
+# the code runs at the top level of the shell, so variables, functions,
+# aliases, the working directory and shell options persist. Before each
+# prompt, PROMPT_COMMAND writes "NONCE:D:ID:STATUS\n" (done) on both stdout
+# and stderr, after everything the cell wrote to them, and puts fd 1 and 2
+# back on the pipes. The first prompt writes "NONCE:R\n" (ready) on both.
+# NONCE is a random string from the host (CODERUN_NONCE), so user output
+# cannot be mistaken for a marker by accident.
+__cr_nonce=$CODERUN_NONCE
+unset CODERUN_NONCE
+exec {__cr_out}>&1 {__cr_err}>&2
+
+__cr_init() {
+	export -n __cr_nonce __cr_out __cr_err PROMPT_COMMAND PS1 PS2 PS0 HISTFILE
+	export -nf __cr_init __cr_read __cr_done
+	set +o history +H
+	exec 2>&"$__cr_err"
+	PROMPT_COMMAND=__cr_done
+	__cr_id=0
+	printf '%s:R\n' "$__cr_nonce" >&"$__cr_out"
+	printf '%s:R\n' "$__cr_nonce" >&"$__cr_err"
+}
+
+__cr_read() {
+	{ local -; set +xv; } 2>/dev/null
+	__cr_id=$1
+	__cr_code=$2
+	printf '%s:S:%s\n' "$__cr_nonce" "$__cr_id" >&"$__cr_out"
+	printf '%s:S:%s\n' "$__cr_nonce" "$__cr_id" >&"$__cr_err"
+}
+
+__cr_done() {
+	{ local __cr_status=$? -; set +xveu; } 2>/dev/null
+	exec 1>&"$__cr_out" 2>&"$__cr_err"
+	printf '%s:D:%s:%s\n' "$__cr_nonce" "$__cr_id" "$__cr_status"
+	printf '%s:D:%s:%s\n' "$__cr_nonce" "$__cr_id" "$__cr_status" >&2
+}
+
+export __cr_nonce __cr_out __cr_err
+export -f __cr_init __cr_read __cr_done
+export PROMPT_COMMAND=__cr_init PS1= PS2= PS0= HISTFILE=
+exec bash --norc --noprofile --noediting -i 2>/dev/null
