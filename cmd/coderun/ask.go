@@ -233,17 +233,9 @@ func runAsk(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags, ta
 	if err != nil {
 		return usagef("--mode: %v", err)
 	}
-	var inputs []sandbox.File
-	for _, spec := range files {
-		local, remote, ok := strings.Cut(spec, ":")
-		if !ok || remote == "" {
-			remote = filepath.Base(local)
-		}
-		data, err := os.ReadFile(local)
-		if err != nil {
-			return usagef("--file %s: %v", spec, err)
-		}
-		inputs = append(inputs, sandbox.File{Path: remote, Content: data})
+	inputs, err := readUploads(files)
+	if err != nil {
+		return err
 	}
 	s, err := setupAgent(ctx, g, d, f, f.model, mode, stdin, stderr)
 	if err != nil {

@@ -133,22 +133,10 @@ func (f *execFlags) request(args []string, stdin io.Reader) (sandbox.Request, er
 		}
 		req.Stdin = data
 	}
-	for _, spec := range f.files {
-		local, remote, ok := strings.Cut(spec, ":")
-		if !ok || remote == "" {
-			remote = filepath.Base(local)
-		}
-		data, err := os.ReadFile(local)
-		if err != nil {
-			return req, usagef("--file %s: %v", spec, err)
-		}
-		mode := os.FileMode(0o644)
-		if fi, err := os.Stat(local); err == nil {
-			mode = fi.Mode().Perm()
-		}
-		req.Files = append(req.Files, sandbox.File{Path: remote, Content: data, Mode: mode})
-	}
 	var err error
+	if req.Files, err = readUploads(f.files); err != nil {
+		return req, err
+	}
 	if req.Env, err = parseKV(f.env, "--env"); err != nil {
 		return req, err
 	}

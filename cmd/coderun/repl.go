@@ -75,20 +75,8 @@ func (f *sessionFlags) config(lang sandbox.Language) (session.Config, error) {
 	if cfg.Env, err = parseKV(f.env, "--env"); err != nil {
 		return cfg, err
 	}
-	for _, spec := range f.files {
-		local, remote, ok := strings.Cut(spec, ":")
-		if !ok || remote == "" {
-			remote = filepath.Base(local)
-		}
-		data, err := os.ReadFile(local)
-		if err != nil {
-			return cfg, usagef("--file %s: %v", spec, err)
-		}
-		mode := os.FileMode(0o644)
-		if fi, err := os.Stat(local); err == nil {
-			mode = fi.Mode().Perm()
-		}
-		cfg.Files = append(cfg.Files, sandbox.File{Path: remote, Content: data, Mode: mode})
+	if cfg.Files, err = readUploads(f.files); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
