@@ -40,6 +40,9 @@ type box struct {
 	stderr  *os.File
 	request *os.File // the program's fd 3: the payload goes here
 	program int      // the program's host pid
+	// memory and pids are the cgroup limits in force.
+	memory int64
+	pids   int
 	// keepOutputs leaves stdout and stderr open at destroy: their reader
 	// closes them at end of file (interactive programs).
 	keepOutputs bool
@@ -78,7 +81,7 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 			return nil, err
 		}
 		// Bound the interpreter's start; the run sets its own limits.
-		if err := b.cg.setLimits(rt.opts.Defaults.Memory, rt.opts.Defaults.Processes); err != nil {
+		if err := b.setLimits(rt.opts.Defaults.Memory, rt.opts.Defaults.Processes); err != nil {
 			return nil, err
 		}
 	}
@@ -201,6 +204,18 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		}
 	}
 	return b, nil
+}
+
+// setLimits changes the cgroup's limits when they differ from those in force.
+func (b *box) setLimits(memory int64, pids int) error {
+	if memory == b.memory && pids == b.pids {
+		return nil
+	}
+	if err := b.cg.setLimits(memory, pids); err != nil {
+		return err
+	}
+	b.memory, b.pids = memory, pids
+	return nil
 }
 
 // poolNice is the scheduling priority of sandboxes being pre-started.

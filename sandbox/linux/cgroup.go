@@ -113,19 +113,29 @@ func readInt(path string) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
 }
 
-// readKeyed reads "key value" lines (memory.events, cpu.stat, memory.oom_control).
-func readKeyed(path, key string) (int64, error) {
+// readKeyed reads "key value" lines (memory.events, cpu.stat,
+// memory.oom_control) and returns the values of keys, in order; a key not
+// in the file reads as 0.
+func readKeyed(path string, keys ...string) ([]int64, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	out := make([]int64, len(keys))
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == key {
-			return strconv.ParseInt(f[1], 10, 64)
+		if len(f) != 2 {
+			continue
+		}
+		for i, k := range keys {
+			if f[0] == k {
+				if out[i], err = strconv.ParseInt(f[1], 10, 64); err != nil {
+					return nil, fmt.Errorf("%s: %s: %w", path, k, err)
+				}
+			}
 		}
 	}
-	return 0, nil
+	return out, nil
 }
 
 // removeDir removes an empty cgroup directory, retrying while the kernel

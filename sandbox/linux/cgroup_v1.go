@@ -149,18 +149,20 @@ func (g *cgroupV1Group) stats() (cgroupStats, error) {
 	if s.peakMemory, err = readInt(filepath.Join(mem, "memory.max_usage_in_bytes")); err != nil {
 		return s, err
 	}
-	if s.oomKills, err = readKeyed(filepath.Join(mem, "memory.oom_control"), "oom_kill"); err != nil {
+	oom, err := readKeyed(filepath.Join(mem, "memory.oom_control"), "oom_kill")
+	if err != nil {
 		return s, err
 	}
+	s.oomKills = oom[0]
 	if dir, ok := g.dirs["cpuacct"]; ok {
 		// cpuacct.usage is exact; the user/system split (cpuacct.stat) is
 		// counted in clock ticks, so it only apportions the total.
 		total, err1 := readInt(filepath.Join(dir, "cpuacct.usage"))
-		u, err2 := readKeyed(filepath.Join(dir, "cpuacct.stat"), "user")
-		k, err3 := readKeyed(filepath.Join(dir, "cpuacct.stat"), "system")
-		if err := errors.Join(err1, err2, err3); err != nil {
+		split, err2 := readKeyed(filepath.Join(dir, "cpuacct.stat"), "user", "system")
+		if err := errors.Join(err1, err2); err != nil {
 			return s, err
 		}
+		u, k := split[0], split[1]
 		user := total
 		if u+k > 0 {
 			user = total * u / (u + k)

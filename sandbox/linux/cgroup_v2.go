@@ -191,15 +191,16 @@ func (g *cgroupV2Group) stats() (cgroupStats, error) {
 	} else if s.peakMemory, err = readInt(filepath.Join(g.dir, "memory.peak")); err != nil {
 		return s, err
 	}
-	if s.oomKills, err = readKeyed(filepath.Join(g.dir, "memory.events"), "oom_kill"); err != nil {
+	oom, err := readKeyed(filepath.Join(g.dir, "memory.events"), "oom_kill")
+	if err != nil {
 		return s, err
 	}
-	u, err1 := readKeyed(filepath.Join(g.dir, "cpu.stat"), "user_usec")
-	k, err2 := readKeyed(filepath.Join(g.dir, "cpu.stat"), "system_usec")
-	if err := errors.Join(err1, err2); err != nil {
+	s.oomKills = oom[0]
+	cpu, err := readKeyed(filepath.Join(g.dir, "cpu.stat"), "user_usec", "system_usec")
+	if err != nil {
 		return s, err
 	}
-	s.cpuUser, s.cpuSystem = time.Duration(u)*time.Microsecond, time.Duration(k)*time.Microsecond
+	s.cpuUser, s.cpuSystem = time.Duration(cpu[0])*time.Microsecond, time.Duration(cpu[1])*time.Microsecond
 	return s, nil
 }
 

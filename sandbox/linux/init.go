@@ -103,6 +103,11 @@ func runInit() {
 	if err != nil {
 		fail(err)
 	}
+	// Only the program holds its standard streams: the host sees the end of
+	// its output as soon as the program and its children are gone.
+	for _, fd := range []int{fdStdin, fdStdout, fdStderr} {
+		unix.Close(fd)
+	}
 	// The host closing its end of the control pipe means "stop".
 	go func() {
 		var b [1]byte

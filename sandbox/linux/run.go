@@ -97,7 +97,7 @@ func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]st
 		}
 	}
 	if b.cg != nil {
-		if err := b.cg.setLimits(lim.Memory, lim.Processes); err != nil {
+		if err := b.setLimits(lim.Memory, lim.Processes); err != nil {
 			return nil, err
 		}
 		if ex.base, err = b.cg.resetPeak(); err != nil {
