@@ -145,10 +145,14 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		b.cmd = nil
 		return nil, fmt.Errorf("start sandbox init: %w", err)
 	}
+	// Where init cannot be born in its cgroup (v1), it is moved there while
+	// it builds the sandbox: a migration can wait for an RCU grace period,
+	// which then overlaps with the set-up and the interpreter's start.
+	attached := make(chan error, 1)
 	if b.cg != nil && b.cg.fd() < 0 {
-		if err := b.cg.attach(b.cmd.Process.Pid); err != nil {
-			return nil, err
-		}
+		go func() { attached <- b.cg.attach(b.cmd.Process.Pid) }()
+	} else {
+		attached <- nil
 	}
 	if pooled {
 		// Refilling the pool yields the CPU to runs in progress.
@@ -193,11 +197,14 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	case <-time.After(rt.opts.SetupTimeout):
 		return nil, fmt.Errorf("sandbox setup took longer than %s", rt.opts.SetupTimeout)
 	}
+	if err := <-attached; err != nil {
+		return nil, err
+	}
 	if b.program, err = b.programPID(); err != nil {
 		return nil, err
 	}
-	// The program waits for its code: move it into its own group now, off
-	// the request path (a cgroup migration can wait for an RCU grace period).
+	// The program waits for its code: move it into its groups now, before it
+	// runs any, and off the request path.
 	if b.cg != nil {
 		if err := b.cg.attachProgram(b.program); err != nil {
 			return nil, err

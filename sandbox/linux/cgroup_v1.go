@@ -100,11 +100,20 @@ func (g *cgroupV1Group) attach(pid int) error {
 	return nil
 }
 
+// attachProgram moves the program into the sandbox's groups, and into
+// "prog" for pids. Init may have started it before init itself was
+// attached, so every hierarchy is written.
 func (g *cgroupV1Group) attachProgram(pid int) error {
-	if g.prog == "" {
-		return nil
+	p := strconv.Itoa(pid)
+	for c, dir := range g.dirs {
+		if c == "pids" {
+			dir = g.prog
+		}
+		if err := writeFile(filepath.Join(dir, "cgroup.procs"), p); err != nil {
+			return fmt.Errorf("attach program to %s: %w", c, err)
+		}
 	}
-	return writeFile(filepath.Join(g.prog, "cgroup.procs"), strconv.Itoa(pid))
+	return nil
 }
 
 func (g *cgroupV1Group) programProcs() int64 {

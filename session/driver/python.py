@@ -289,7 +289,14 @@ class Driver:
             if req.get("op") == "execute":
                 self.run_cell(req)
                 if os.getpid() != self.pid:
-                    self.real_exit(0)  # a forked child that ran to the end of the cell
+                    # A forked child that ran to the end of the cell: what it
+                    # printed is output too.
+                    for stream in (sys.stdout, sys.stderr):
+                        try:
+                            stream.flush()
+                        except BaseException:
+                            pass
+                    self.real_exit(0)
                 if self.shell.exit_now:  # exit() or quit()
                     break
         self.flush_streams()
