@@ -51,6 +51,8 @@ type Throughput struct {
 	Bare        float64 // runs/s of bare python3 at this concurrency
 	Pooled      float64 // runs/s through coderun with the pool
 	PooledShare float64 // fraction served by a pre-started sandbox
+	Zygote      float64 // runs/s through coderun with the pool and the zygote
+	ZygoteShare float64
 }
 
 // SandboxReport is the outcome of Sandbox.
@@ -81,6 +83,16 @@ func Sandbox(ctx context.Context, cfg SandboxConfig, progress io.Writer) (*Sandb
 		return nil, err
 	}
 	defer pooled.Close()
+	zygCold, err := linux.New(linux.Options{Zygote: true})
+	if err != nil {
+		return nil, err
+	}
+	defer zygCold.Close()
+	zygPooled, err := linux.New(linux.Options{Pool: cfg.Pool, Zygote: true})
+	if err != nil {
+		return nil, err
+	}
+	defer zygPooled.Close()
 	through := func(rt *linux.Runtime) func(context.Context) (bool, error) {
 		return func(ctx context.Context) (bool, error) {
 			res, err := rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: cfg.Code})
@@ -93,9 +105,11 @@ func Sandbox(ctx context.Context, cfg SandboxConfig, progress io.Writer) (*Sandb
 			return res.Pooled, nil
 		}
 	}
-	waitPool := func() {
-		for pooled.PoolReady(sandbox.Python) < 1 {
-			time.Sleep(time.Millisecond)
+	waitPool := func(rt *linux.Runtime) func() {
+		return func() {
+			for rt.PoolReady(sandbox.Python) < 1 {
+				time.Sleep(time.Millisecond)
+			}
 		}
 	}
 	rows := []struct {
@@ -105,7 +119,9 @@ func Sandbox(ctx context.Context, cfg SandboxConfig, progress io.Writer) (*Sandb
 	}{
 		{"bare /usr/bin/python3 -c", bare, nil},
 		{"coderun, no pool", through(cold), nil},
-		{"coderun, pool (warm)", through(pooled), waitPool},
+		{"coderun, pool (warm)", through(pooled), waitPool(pooled)},
+		{"coderun, zygote, no pool", through(zygCold), nil},
+		{"coderun, zygote, pool (warm)", through(zygPooled), waitPool(zygPooled)},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(progress, "latency: %s…\n", r.name)
@@ -126,7 +142,12 @@ func Sandbox(ctx context.Context, cfg SandboxConfig, progress io.Writer) (*Sandb
 		if err != nil {
 			return nil, err
 		}
-		rep.Throughput = append(rep.Throughput, Throughput{Concurrency: c, Bare: b, Pooled: p, PooledShare: share})
+		waitFull(zygPooled, cfg.Pool)
+		z, zshare, err := measureThroughput(ctx, c, cfg.ThroughputFor, through(zygPooled))
+		if err != nil {
+			return nil, err
+		}
+		rep.Throughput = append(rep.Throughput, Throughput{Concurrency: c, Bare: b, Pooled: p, PooledShare: share, Zygote: z, ZygoteShare: zshare})
 	}
 	return rep, nil
 }
@@ -222,9 +243,10 @@ func (r *SandboxReport) Print(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintf(w, "\nthroughput (runs/s over %s; coderun with a pool of %d)\n\n", r.Config.ThroughputFor, r.Config.Pool)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "concurrency\tbare python3\tcoderun (pool)\tcoderun / bare\tserved pooled\t")
+	fmt.Fprintln(tw, "concurrency\tbare python3\tcoderun (pool)\t/ bare\tserved pooled\tcoderun (pool, zygote)\t/ bare\tserved pooled\t")
 	for _, t := range r.Throughput {
-		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.2f\t%.0f%%\t\n", t.Concurrency, t.Bare, t.Pooled, t.Pooled/t.Bare, 100*t.PooledShare)
+		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.2f\t%.0f%%\t%.1f\t%.2f\t%.0f%%\t\n", t.Concurrency, t.Bare, t.Pooled, t.Pooled/t.Bare, 100*t.PooledShare,
+			t.Zygote, t.Zygote/t.Bare, 100*t.ZygoteShare)
 	}
 	tw.Flush()
 }

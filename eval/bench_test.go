@@ -39,6 +39,7 @@ var (
 	benchRounds      = flag.Int("eval.rounds", 5, "BenchmarkHumanEvalVsUnisolated: rounds per mode (median reported)")
 	benchConcurrency = flag.Int("eval.concurrency", runtime.NumCPU(), "BenchmarkHumanEvalVsUnisolated: coderun's and the parallel loop's concurrency")
 	benchPool        = flag.Int("eval.pool", 2*runtime.NumCPU(), "BenchmarkHumanEvalVsUnisolated: coderun's pool of pre-started sandboxes")
+	benchZygote      = flag.Bool("eval.zygote", true, "BenchmarkHumanEvalVsUnisolated: fork Python from the runtime's zygote")
 )
 
 func BenchmarkHumanEvalVsUnisolated(b *testing.B) {
@@ -50,7 +51,7 @@ func BenchmarkHumanEvalVsUnisolated(b *testing.B) {
 	}
 	its := references(b, humanEvalProblems(b))
 	conc, rounds := *benchConcurrency, max(1, *benchRounds)
-	rt, err := linux.New(linux.Options{Pool: *benchPool})
+	rt, err := linux.New(linux.Options{Pool: *benchPool, Zygote: *benchZygote})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func realRuntime(t testing.TB) sandbox.Runtime {
 			rtSkipMsg = "this host lacks an isolation layer: " + err.Error()
 			return
 		}
-		rt, err := linux.New(linux.Options{Pool: 2 * runtime.NumCPU(), Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }})
+		rt, err := linux.New(linux.Options{Pool: 2 * runtime.NumCPU(), Zygote: true, Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }})
 		if err != nil {
 			rtSkipMsg = "linux runtime: " + err.Error()
 			return

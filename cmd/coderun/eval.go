@@ -26,6 +26,7 @@ type evalFlags struct {
 	challenge   bool
 	concurrency int
 	pool        int
+	zygote      bool
 	ks          []int
 	strict      bool
 	retryErrors bool
@@ -88,6 +89,7 @@ with --strict, bad input; 130 when interrupted; 1 for other failures.`,
 	fl.BoolVar(&f.challenge, "mbpp-challenge", false, "also run MBPP's challenge_test_list")
 	fl.IntVarP(&f.concurrency, "concurrency", "j", runtime.NumCPU(), "items run at once")
 	fl.IntVar(&f.pool, "pool", 0, "pre-started sandboxes kept ready (default twice the concurrency; 0 turns the pool off)")
+	fl.BoolVar(&f.zygote, "zygote", true, "fork each Python item from one interpreter started ahead, into its fresh sandbox (not with --rootfs)")
 	fl.IntSliceVar(&f.ks, "k", eval.DefaultK, "k of pass@k, reported when every task has at least k samples")
 	fl.BoolVar(&f.strict, "strict", false, "stop at the first bad input line instead of skipping it")
 	fl.BoolVar(&f.retryErrors, "retry-errors", false, "when resuming, run again the items whose verdict is error")
@@ -196,6 +198,7 @@ func runEval(ctx context.Context, g *globalFlags, f *evalFlags, problemsPath str
 	var runErr error
 	if len(todo) > 0 {
 		g.pool = max(f.pool, 0)
+		g.zygote = f.zygote
 		rt, err := g.open()
 		if err != nil {
 			return err

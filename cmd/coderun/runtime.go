@@ -18,6 +18,7 @@ type globalFlags struct {
 	stateDir    string
 	allowWeaker []string
 	pool        int
+	zygote      bool // set by commands that run many Python programs (eval)
 }
 
 func (g *globalFlags) register(cmd *cobra.Command) {
@@ -37,6 +38,7 @@ func (g *globalFlags) open() (sandbox.Runtime, error) {
 			StateDir:    g.stateDir,
 			AllowWeaker: g.allowWeaker,
 			Pool:        g.pool,
+			Zygote:      g.zygote && g.rootFS == "",
 		})
 	default:
 		return nil, usagef("unknown runtime %q (known: linux)", g.runtime)

@@ -15,10 +15,11 @@ class _Source:
     def get_source(self, name):
         return self.src
 
+# The interpreter's first compile() pays a one-time set-up of a few
+# milliseconds: pay it now, before the code arrives.
+compile("pass", "/work/main.py", "exec", dont_inherit=True)
+
 def _coderun_run():
-    # The interpreter's first compile() pays a one-time set-up of a few
-    # milliseconds: pay it now, before the code arrives.
-    compile("pass", "/work/main.py", "exec", dont_inherit=True)
     # Tell init this interpreter is up and waiting (fd 4), then wait for the request.
     try:
         os.write(4, b"R")
@@ -118,4 +119,7 @@ def _shutdown(status):
                 status = 120
     return status
 
-_coderun_run()
+# Run when started as the bootstrap; a zygote loads this file to fork
+# ready interpreters from (sandbox/linux/zygote.py) and calls it in each.
+if __name__ == "_coderun":
+    _coderun_run()

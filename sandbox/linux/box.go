@@ -159,6 +159,9 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		b.setPriority(poolNice)
 	}
 	hostname := "sandbox"
+	// Python is forked from the zygote when there is one, unless a variable
+	// that only acts at interpreter start-up asks for a fresh one.
+	zyg := rt.zygote != nil && interp.Language == sandbox.Python && !interp.NeedsColdStart(env)
 	cfg := setupConfig{
 		RootMount:  rt.rootMount,
 		SourceRoot: rt.opts.RootFS,
@@ -171,37 +174,41 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		Env:        mergeEnv(baseEnv(hostname), env),
 		NoSeccomp:  !rt.seccomp,
 	}
+	if zyg {
+		cfg.Path, cfg.Argv = "", nil
+	}
 	if err := json.NewEncoder(b.control).Encode(&cfg); err != nil {
 		return nil, fmt.Errorf("send setup to sandbox init: %w", err)
-	}
-	ready := make(chan error, 1)
-	go func() {
-		var ev event
-		if err := b.events.Decode(&ev); err != nil {
-			ready <- fmt.Errorf("sandbox init ended during setup: %w", err)
-			return
-		}
-		if ev.Error != "" {
-			ready <- errors.New(ev.Error)
-			return
-		}
-		ready <- nil
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			return nil, err
-		}
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(rt.opts.SetupTimeout):
-		return nil, fmt.Errorf("sandbox setup took longer than %s", rt.opts.SetupTimeout)
 	}
 	if err := <-attached; err != nil {
 		return nil, err
 	}
-	if b.program, err = b.programPID(); err != nil {
+	if _, err := b.control.Write([]byte("{}\n")); err != nil {
+		return nil, fmt.Errorf("sandbox init: %w", err)
+	}
+	if _, err := b.nextEvent(ctx); err != nil {
 		return nil, err
+	}
+	if zyg {
+		// The zygote gets its own copies of the program's descriptors and
+		// of the events pipe, where it reports the program's pid and exit.
+		fds := []*os.File{p[2][0], p[3][1], p[4][1], p[5][0], p[1][1]}
+		if err := rt.zygote.spawn(b.cmd.Process.Pid, mergeEnv(baseEnv(hostname), env), fds); err != nil {
+			return nil, err
+		}
+		ev, err := b.nextEvent(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ev.Spawned <= 0 {
+			return nil, fmt.Errorf("zygote: unexpected event %+v", ev)
+		}
+		b.program = ev.Spawned
+	}
+	if !zyg {
+		if b.program, err = b.programPID(); err != nil {
+			return nil, err
+		}
 	}
 	// The program waits for its code: move it into its groups now, before it
 	// runs any, and off the request path.
@@ -211,6 +218,32 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		}
 	}
 	return b, nil
+}
+
+// nextEvent reads init's next event, bounded by ctx and the setup timeout;
+// an error event becomes an error.
+func (b *box) nextEvent(ctx context.Context) (event, error) {
+	got := make(chan error, 1)
+	var ev event
+	go func() {
+		if err := b.events.Decode(&ev); err != nil {
+			got <- fmt.Errorf("sandbox init ended during setup: %w", err)
+			return
+		}
+		if ev.Error != "" {
+			got <- errors.New(ev.Error)
+			return
+		}
+		got <- nil
+	}()
+	select {
+	case err := <-got:
+		return ev, err
+	case <-ctx.Done():
+		return ev, ctx.Err()
+	case <-time.After(b.rt.opts.SetupTimeout):
+		return ev, fmt.Errorf("sandbox setup took longer than %s", b.rt.opts.SetupTimeout)
+	}
 }
 
 // setLimits changes the cgroup's limits when they differ from those in force.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"syscall"
 
@@ -18,7 +19,8 @@ import (
 //
 // Init talks to the host over inherited pipes:
 //
-//	fd 3  host → init: a setupConfig (JSON); closing it later means "stop"
+//	fd 3  host → init: a setupConfig, then {} once init is in its cgroups
+//	      (JSON values); closing it later means "stop"
 //	fd 4  init → host: event lines: {"ready"}, then {"exit"}, or {"error"}
 //	fd 5, 6, 7: the program's stdin, stdout and stderr
 //	fd 8  this executable (how init was started; closed on the next exec)
@@ -63,7 +65,7 @@ type setupConfig struct {
 	Hostname   string            `json:"hostname"`
 	EtcFiles   map[string]string `json:"etc_files"` // generated /etc files
 	UID        int               `json:"uid"`       // the program's uid and gid inside
-	Path       string            `json:"path"`      // interpreter
+	Path       string            `json:"path"`      // empty: a zygote forks the program in      // interpreter
 	Argv       []string          `json:"argv"`
 	Env        []string          `json:"env"`
 	NoSeccomp  bool              `json:"no_seccomp"` // only when the operator waived the layer on a host without it
@@ -71,10 +73,11 @@ type setupConfig struct {
 
 // event is one line from init to the host.
 type event struct {
-	Ready  bool   `json:"ready,omitempty"`
-	Exit   *exit  `json:"exit,omitempty"`
-	Error  string `json:"error,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	Ready   bool   `json:"ready,omitempty"`
+	Spawned int    `json:"spawned,omitempty"` // a zygote's program started: its host pid
+	Exit    *exit  `json:"exit,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 type exit struct {
@@ -93,11 +96,25 @@ func runInit() {
 		os.Exit(1)
 	}
 	var cfg setupConfig
-	if err := json.NewDecoder(os.NewFile(fdControl, "control")).Decode(&cfg); err != nil {
+	control := json.NewDecoder(os.NewFile(fdControl, "control"))
+	if err := control.Decode(&cfg); err != nil {
 		fail(fmt.Errorf("init: read setup: %w", err))
 	}
 	if err := setup(&cfg); err != nil {
 		fail(err)
+	}
+	// The host may still be moving init into the sandbox's cgroups (v1);
+	// its second message says it is done. The cgroup namespace is rooted
+	// at the cgroup init is in when it is made, so only now.
+	var attached struct{}
+	if err := control.Decode(&attached); err != nil {
+		os.Exit(0) // the host let go during set-up
+	}
+	if err := restrict(&cfg); err != nil {
+		fail(err)
+	}
+	if cfg.Path == "" {
+		zygoteMode(events)
 	}
 	pid, err := startProgram(&cfg)
 	if err != nil {
@@ -131,20 +148,23 @@ func runInit() {
 	os.Exit(0)
 }
 
+// setup builds the sandbox: its file system, host name and network.
 func setup(cfg *setupConfig) error {
-	// A cgroup namespace rooted at the sandbox's own group (the host has
-	// attached init to it before sending the setup).
-	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
-		return fmt.Errorf("cgroup namespace: %w", err)
-	}
 	if err := buildRoot(cfg); err != nil {
 		return err
 	}
 	if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
 		return fmt.Errorf("hostname: %w", err)
 	}
-	if err := loopbackUp(); err != nil {
-		return err
+	return loopbackUp()
+}
+
+// restrict makes the cgroup namespace, then takes from this thread (and
+// so from what it forks) every capability the program could gain, and
+// loads the system-call filter.
+func restrict(cfg *setupConfig) error {
+	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+		return fmt.Errorf("cgroup namespace: %w", err)
 	}
 	if err := dropBoundingSet(); err != nil {
 		return err
@@ -153,6 +173,34 @@ func setup(cfg *setupConfig) error {
 		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	}
 	return loadSeccomp()
+}
+
+// zygoteMode serves a sandbox whose program a zygote forks into it (see
+// zygote.go): init lets go of the program's descriptors, says it is ready,
+// and then only reaps the orphans that the PID namespace hands it, until
+// the host lets go.
+func zygoteMode(events *json.Encoder) {
+	for _, fd := range []int{fdStdin, fdStdout, fdStderr, fdRequest, fdReady, fdReadyW} {
+		unix.Close(fd)
+	}
+	children := make(chan os.Signal, 1)
+	signal.Notify(children, syscall.SIGCHLD)
+	go func() {
+		var b [1]byte
+		_, _ = unix.Read(fdControl, b[:])
+		os.Exit(2)
+	}()
+	if err := events.Encode(event{Ready: true}); err != nil {
+		os.Exit(1)
+	}
+	for range children {
+		for {
+			var st syscall.WaitStatus
+			if pid, err := syscall.Wait4(-1, &st, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
 }
 
 // startProgram forks the interpreter from init's locked thread, inheriting

@@ -315,6 +315,13 @@ func TestSuitePooled(t *testing.T) {
 	runSuite(t, linux.Options{Pool: 2})
 }
 
+// TestSuiteZygote runs the suite with Python programs forked from the
+// zygote into each sandbox, pooled and not.
+func TestSuiteZygote(t *testing.T) {
+	t.Run("Cold", func(t *testing.T) { runSuite(t, linux.Options{Zygote: true}) })
+	t.Run("Pooled", func(t *testing.T) { runSuite(t, linux.Options{Zygote: true, Pool: 2}) })
+}
+
 // runSuite runs the shared suite; the runtime's state directory (where
 // every sandbox's workspace is mounted on the host) and the default one
 // are among the paths no sandbox may see.

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -97,19 +98,18 @@ func seccompPolicy() seccomp.Policy {
 	}
 }
 
-// loadSeccomp installs the filter on the calling thread (which must be
-// locked), after setting no_new_privs. Children forked from this thread
-// inherit both. System calls of any other architecture (the 32-bit x86 ABI
-// on x86_64, for one) kill the process, so the filter cannot be bypassed.
-func loadSeccomp() error {
+// seccompProgram assembles the filter: system calls of any other
+// architecture (the 32-bit x86 ABI on x86_64, for one) kill the process, so
+// the filter cannot be bypassed; the rest follows seccompPolicy.
+func seccompProgram() ([]unix.SockFilter, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
-		return fmt.Errorf("seccomp: %w", err)
+		return nil, fmt.Errorf("seccomp: %w", err)
 	}
 	policy := seccompPolicy()
 	insts, err := policy.Assemble()
 	if err != nil {
-		return fmt.Errorf("seccomp: assemble: %w", err)
+		return nil, fmt.Errorf("seccomp: assemble: %w", err)
 	}
 	prog := append([]bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
@@ -118,11 +118,22 @@ func loadSeccomp() error {
 	}, insts...)
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
-		return fmt.Errorf("seccomp: assemble: %w", err)
+		return nil, fmt.Errorf("seccomp: assemble: %w", err)
 	}
 	filter := make([]unix.SockFilter, len(raw))
 	for i, r := range raw {
 		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	return filter, nil
+}
+
+// loadSeccomp installs the filter on the calling thread (which must be
+// locked), after setting no_new_privs. Children forked from this thread
+// inherit both.
+func loadSeccomp() error {
+	filter, err := seccompProgram()
+	if err != nil {
+		return err
 	}
 	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
@@ -132,4 +143,20 @@ func loadSeccomp() error {
 		return fmt.Errorf("seccomp: load filter: %w", errno)
 	}
 	return nil
+}
+
+// seccompBytes is the filter in the kernel's layout (struct sock_filter,
+// little-endian), for a process that loads it itself (the zygote's children).
+func seccompBytes() ([]byte, error) {
+	filter, err := seccompProgram()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, 8*len(filter))
+	for _, f := range filter {
+		out = binary.LittleEndian.AppendUint16(out, f.Code)
+		out = append(out, f.Jt, f.Jf)
+		out = binary.LittleEndian.AppendUint32(out, f.K)
+	}
+	return out, nil
 }
