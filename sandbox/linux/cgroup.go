@@ -157,3 +157,24 @@ func removeDir(dir string) error {
 }
 
 func splitFields(data []byte) []string { return strings.Fields(string(data)) }
+
+// sweepStale removes the groups under parent that earlier coderun processes
+// left behind when they died: empty, and older than a sandbox's setup could
+// be. A group still in use has processes and cannot be removed.
+func sweepStale(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !e.IsDir() || time.Since(info.ModTime()) < 10*time.Minute {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		for _, leaf := range []string{"prog", "init"} {
+			_ = os.Remove(filepath.Join(dir, leaf))
+		}
+		_ = os.Remove(dir)
+	}
+}

@@ -36,6 +36,7 @@ func newCgroupV1(root string) (*cgroupV1, error) {
 		if err := os.MkdirAll(parent, 0o755); err != nil {
 			return nil, fmt.Errorf("cgroup v1 %s: %w", c, err)
 		}
+		sweepStale(parent)
 		if c == "memory" {
 			// Charge and limit hierarchically (the default on current kernels).
 			_ = os.WriteFile(filepath.Join(parent, "memory.use_hierarchy"), []byte("1"), 0)

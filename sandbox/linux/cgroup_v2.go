@@ -48,6 +48,7 @@ func newCgroupV2(root string) (*cgroupV2, error) {
 			return nil, fmt.Errorf("cgroup v2: enable controllers in %s: %w", own, err)
 		}
 	}
+	sweepStale(parent)
 	if err := enableControllers(parent, want); err != nil {
 		return nil, fmt.Errorf("cgroup v2: enable controllers in %s: %w", parent, err)
 	}

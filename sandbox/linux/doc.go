@@ -15,9 +15,12 @@
 //	caps.go      the capability bounding set
 //	seccomp.go   the system-call filter
 //	cgroup*.go   memory, pids and CPU: v1 and v2 drivers
+//	workspace.go the sandbox's writable storage: one size-capped tmpfs
 //	run.go       limits, output capture, termination reasons, usage
 //	box.go       one sandbox's lifecycle on the host: create, run, kill, destroy
 //	pool.go      pre-started sandboxes, each used once
+//	zygote.go    (with zygote.py) Python forked into each sandbox instead of started there
+//	interactive.go long-lived sandboxes whose programs the caller talks to
 //	probe.go     what this host provides ("coderun doctor")
 //
 // A binary importing this package re-executes itself as the sandbox's init;
