@@ -566,8 +566,15 @@ func TestProbe(t *testing.T) {
 // filter, in user, PID, network, mount, IPC, UTS and cgroup namespaces of
 // its own, inside a cgroup of the runtime.
 func TestHostViewOfSandbox(t *testing.T) {
+	t.Run("Init", func(t *testing.T) { hostView(t, false) })
+	// The zygote's programs are forked from a process that is root on the
+	// host: seen from the host, they must be as unprivileged as the others.
+	t.Run("Zygote", func(t *testing.T) { hostView(t, true) })
+}
+
+func hostView(t *testing.T, zygote bool) {
 	const uidBase = 1_000_000
-	h := newRuntime(t, linux.Options{UIDBase: uidBase})
+	h := newRuntime(t, linux.Options{UIDBase: uidBase, Zygote: zygote})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	markers := []string{"coderun-hostview-a-" + strconv.Itoa(os.Getpid()), "coderun-hostview-b-" + strconv.Itoa(os.Getpid())}
@@ -576,7 +583,7 @@ func TestHostViewOfSandbox(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := h.rt.Run(ctx, sandbox.Request{Language: sandbox.Bash, Code: "exec -a " + m + " sleep 60", Limits: quick})
+			res, err := h.rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: fmt.Sprintf("import os\nos.execv('/usr/bin/sleep', [%q, '60'])", m), Limits: quick})
 			if err != nil || res.Reason != sandbox.ReasonKilled {
 				t.Errorf("sandbox %s: %v %+v", m, err, res)
 			}
