@@ -131,3 +131,31 @@ func TestJSONShapes(t *testing.T) {
 		t.Fatalf("usage round trip %+v %v", back, err)
 	}
 }
+
+// FuzzCleanPath: whatever a caller sends, an accepted path stays inside the
+// workspace: relative, no ".." component, no NUL, and already clean.
+func FuzzCleanPath(f *testing.F) {
+	for _, s := range []string{"a", "a/b", "../x", "/etc/passwd", "a/../../b", "./a//b/", "..", ".", "a\x00b", "…/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		c, err := sandbox.CleanPath(p)
+		if err != nil {
+			if !errors.Is(err, sandbox.ErrInvalid) {
+				t.Fatalf("CleanPath(%q): error %v does not wrap ErrInvalid", p, err)
+			}
+			return
+		}
+		if c == "" || c == "." || strings.HasPrefix(c, "/") || strings.ContainsRune(c, 0) {
+			t.Fatalf("CleanPath(%q) = %q escapes or names the workspace", p, c)
+		}
+		for _, part := range strings.Split(c, "/") {
+			if part == ".." || part == "" || part == "." {
+				t.Fatalf("CleanPath(%q) = %q has component %q", p, c, part)
+			}
+		}
+		if again, err := sandbox.CleanPath(c); err != nil || again != c {
+			t.Fatalf("CleanPath(%q) = %q, but CleanPath of that = %q, %v", p, c, again, err)
+		}
+	})
+}
