@@ -223,26 +223,30 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 // nextEvent reads init's next event, bounded by ctx and the setup timeout;
 // an error event becomes an error.
 func (b *box) nextEvent(ctx context.Context) (event, error) {
-	got := make(chan error, 1)
-	var ev event
+	type result struct {
+		ev  event
+		err error
+	}
+	got := make(chan result, 1)
 	go func() {
+		var ev event
 		if err := b.events.Decode(&ev); err != nil {
-			got <- fmt.Errorf("sandbox init ended during setup: %w", err)
+			got <- result{err: fmt.Errorf("sandbox init ended during setup: %w", err)}
 			return
 		}
 		if ev.Error != "" {
-			got <- errors.New(ev.Error)
+			got <- result{err: errors.New(ev.Error)}
 			return
 		}
-		got <- nil
+		got <- result{ev: ev}
 	}()
 	select {
-	case err := <-got:
-		return ev, err
+	case r := <-got:
+		return r.ev, r.err
 	case <-ctx.Done():
-		return ev, ctx.Err()
+		return event{}, ctx.Err()
 	case <-time.After(b.rt.opts.SetupTimeout):
-		return ev, fmt.Errorf("sandbox setup took longer than %s", b.rt.opts.SetupTimeout)
+		return event{}, fmt.Errorf("sandbox setup took longer than %s", b.rt.opts.SetupTimeout)
 	}
 }
 
