@@ -102,7 +102,7 @@ func TestManagerIdleTimeout(t *testing.T) {
 	t.Parallel()
 	rt := runtimeFor(t)
 	var ev evictions
-	m := session.NewManager(rt, session.ManagerOptions{IdleTimeout: 300 * time.Millisecond, OnEvict: ev.add})
+	m := session.NewManager(rt, session.ManagerOptions{IdleTimeout: 1500 * time.Millisecond, OnEvict: ev.add})
 	defer m.Close()
 	ctx := context.Background()
 	s, err := m.Create(ctx, session.Config{Language: sandbox.Bash})
