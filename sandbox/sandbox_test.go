@@ -159,3 +159,22 @@ func FuzzCleanPath(f *testing.F) {
 		}
 	})
 }
+
+func TestSpecValidate(t *testing.T) {
+	s := sandbox.Spec{Limits: sandbox.Limits{Memory: 64 << 20}}
+	if err := s.Validate(sandbox.DefaultLimits); err != nil {
+		t.Fatal(err)
+	}
+	if s.Limits.WallTime != 0 || s.Limits.CPUTime != 0 || s.Limits.Memory != 64<<20 || s.Limits.Processes != sandbox.DefaultLimits.Processes {
+		t.Fatalf("limits %+v: want zero wall and CPU kept, defaults for the rest", s.Limits)
+	}
+	for _, bad := range []sandbox.Spec{
+		{Files: []sandbox.File{{Path: "../x"}}},
+		{Limits: sandbox.Limits{WallTime: 48 * time.Hour}},
+		{Limits: sandbox.Limits{WorkspaceBytes: 1 << 20}, Files: []sandbox.File{{Path: "big", Content: make([]byte, 1<<20)}}},
+	} {
+		if err := bad.Validate(sandbox.DefaultLimits); !errors.Is(err, sandbox.ErrInvalid) {
+			t.Errorf("spec %+v: err = %v, want ErrInvalid", bad.Limits, err)
+		}
+	}
+}

@@ -120,34 +120,62 @@ func (r *Request) Validate(defaults Limits) (Interpreter, error) {
 	if err := r.Limits.Validate(); err != nil {
 		return in, err
 	}
-	for k, v := range r.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return in, fmt.Errorf("%w: environment variable name %q", ErrInvalid, k)
-		}
-		if strings.IndexByte(v, 0) >= 0 {
-			return in, fmt.Errorf("%w: environment variable %s contains a NUL byte", ErrInvalid, k)
-		}
+	if err := validateEnv(r.Env); err != nil {
+		return in, err
 	}
-	var total int64
-	seen := map[string]bool{}
-	for _, f := range r.Files {
-		p, err := CleanPath(f.Path)
-		if err != nil {
-			return in, err
-		}
-		if seen[p] {
-			return in, fmt.Errorf("%w: file %q given twice", ErrInvalid, f.Path)
-		}
-		seen[p] = true
-		total += int64(len(f.Content)) + 4096
-	}
-	if total > r.Limits.WorkspaceBytes {
-		return in, fmt.Errorf("%w: input files take %s, more than the workspace's %s", ErrInvalid, FormatBytes(total), FormatBytes(r.Limits.WorkspaceBytes))
+	if err := validateFiles(r.Files, r.Limits.WorkspaceBytes); err != nil {
+		return in, err
 	}
 	if r.FileContents < 0 {
 		return in, fmt.Errorf("%w: negative file content size", ErrInvalid)
 	}
 	return in, nil
+}
+
+// Validate checks a long-lived sandbox's spec and fills in default limits.
+// WallTime and CPUTime may stay zero, meaning unbounded; set, they must be
+// in range like any other limit.
+func (s *Spec) Validate(defaults Limits) error {
+	wall, cpu := s.Limits.WallTime, s.Limits.CPUTime
+	s.Limits = s.Limits.WithDefaults(defaults)
+	if err := s.Limits.Validate(); err != nil {
+		return err
+	}
+	s.Limits.WallTime, s.Limits.CPUTime = wall, cpu
+	return validateFiles(s.Files, s.Limits.WorkspaceBytes)
+}
+
+func validateEnv(env map[string]string) error {
+	for k, v := range env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("%w: environment variable name %q", ErrInvalid, k)
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("%w: environment variable %s contains a NUL byte", ErrInvalid, k)
+		}
+	}
+	return nil
+}
+
+// validateFiles checks input files' paths and that they fit the workspace.
+func validateFiles(files []File, workspace int64) error {
+	var total int64
+	seen := map[string]bool{}
+	for _, f := range files {
+		p, err := CleanPath(f.Path)
+		if err != nil {
+			return err
+		}
+		if seen[p] {
+			return fmt.Errorf("%w: file %q given twice", ErrInvalid, f.Path)
+		}
+		seen[p] = true
+		total += int64(len(f.Content)) + 4096
+	}
+	if total > workspace {
+		return fmt.Errorf("%w: input files take %s, more than the workspace's %s", ErrInvalid, FormatBytes(total), FormatBytes(workspace))
+	}
+	return nil
 }
 
 // CleanPath checks a workspace-relative path and returns it cleaned: not

@@ -311,7 +311,9 @@ func (b *box) signalInit() {
 // call more than once.
 func (b *box) destroy() {
 	b.once.Do(func() {
-		b.kill()
+		// Killing init ends its PID namespace; the cgroup is killed after
+		// init is reaped, for anything that could be left outside it.
+		b.signalInit()
 		files := []*os.File{b.control, b.eventsR, b.stdin, b.request}
 		if !b.keepOutputs {
 			files = append(files, b.stdout, b.stderr)
@@ -325,7 +327,7 @@ func (b *box) destroy() {
 			_ = b.cmd.Wait()
 		}
 		if b.cg != nil {
-			_ = b.cg.kill() // anything left outside the PID namespace (there should be nothing)
+			_ = b.cg.kill()
 			if err := b.cg.destroy(); err != nil {
 				b.rt.logf("sandbox %s: %v", b.id, err)
 			}

@@ -22,17 +22,10 @@ func (rt *Runtime) NewSandbox(ctx context.Context, spec sandbox.Spec) (sandbox.S
 	if rt.closed.Load() {
 		return nil, ErrClosed
 	}
+	if err := spec.Validate(rt.opts.Defaults); err != nil {
+		return nil, err
+	}
 	lim := spec.Limits
-	wall, cpu := lim.WallTime, lim.CPUTime
-	lim = lim.WithDefaults(rt.opts.Defaults)
-	if err := lim.Validate(); err != nil {
-		return nil, err
-	}
-	lim.WallTime, lim.CPUTime = wall, cpu // zero: unbounded
-	req := sandbox.Request{Language: sandbox.Bash, Code: ":", Files: spec.Files, Limits: lim}
-	if _, err := req.Validate(rt.opts.Defaults); err != nil {
-		return nil, err
-	}
 	s := &longSandbox{rt: rt, id: newID(), slot: rt.nextSlot(), lim: lim}
 	uidMap, _ := idMappings(rt.opts.UIDBase, s.slot)
 	var err error

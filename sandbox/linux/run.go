@@ -49,7 +49,7 @@ func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
 		// The program passed the limit and exited before the overflow was
 		// noticed: its output was still cut, and the limit is why.
 		res.Reason = sandbox.ReasonOutputLimit
-		res.Error = joinErr(res.Error, fmt.Sprintf("output exceeded %s", sandbox.FormatBytes(req.Limits.OutputBytes)))
+		res.Error = joinErr(res.Error, outputLimitError(req.Limits))
 	}
 	if files, truncated, err := sandbox.CollectFiles(b.ws.work(), ex.snap, req.FileContents); err != nil {
 		res.Error = joinErr(res.Error, err.Error())
@@ -160,7 +160,7 @@ func (ex *execution) wait(ctx context.Context) *sandbox.Result {
 		res.Error = fmt.Sprintf("CPU time limit of %s reached", lim.CPUTime)
 	case <-ex.overflow:
 		res.Reason = sandbox.ReasonOutputLimit
-		res.Error = fmt.Sprintf("output exceeded %s", sandbox.FormatBytes(lim.OutputBytes))
+		res.Error = outputLimitError(lim)
 	case <-ctx.Done():
 		res.Reason = sandbox.ReasonKilled
 		res.Error = "cancelled: " + context.Cause(ctx).Error()
@@ -221,6 +221,10 @@ func classifyOOM(res *sandbox.Result, lim sandbox.Limits) {
 	if res.Reason == sandbox.ReasonExited || res.Reason == sandbox.ReasonKilled {
 		res.Reason, res.Error = sandbox.ReasonMemoryLimit, note
 	}
+}
+
+func outputLimitError(lim sandbox.Limits) string {
+	return fmt.Sprintf("output exceeded %s", sandbox.FormatBytes(lim.OutputBytes))
 }
 
 func joinErr(a, b string) string {
