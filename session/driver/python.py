@@ -41,6 +41,10 @@ class Driver:
         faulthandler.enable(file=self.diag, all_threads=True)
 
         self.lock = threading.Lock()  # one writer of proto_out at a time
+        # A forked child (os.fork in a cell, multiprocessing's workers) may
+        # inherit the lock held by the drain thread, which does not exist in
+        # the child: give it a free one.
+        os.register_at_fork(after_in_child=self._after_fork)
         self.id = 0                   # the cell being run (or the last one)
         self.in_cell = False          # a cell runs: SIGINT is the user's business
         self.depth = 0                # critical sections entered by the main thread
@@ -181,8 +185,13 @@ class Driver:
             except Exception:
                 pass
 
+    def _after_fork(self):
+        self.lock = threading.Lock()
+
     def pump(self, fd):
         """Sends what the pipe holds now. Callers hold the lock."""
+        if os.getpid() != self.pid:
+            return  # a forked child reading the pipes would swallow output, its own included
         name, dec = self.decoders[fd]
         chunks = []
         while True:
@@ -215,6 +224,8 @@ class Driver:
                     self.pump(fd)
 
     def discard_output(self):
+        if os.getpid() != self.pid:
+            return
         self.flush_streams()
         with self:
             for fd in (self.out_r, self.err_r):
