@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +32,7 @@ type box struct {
 	ws      *workspace
 	ownsWS  bool   // destroy removes the workspace (one-shot runs)
 	cg      cgroup // nil when cgroups are explicitly waived
-	cmd     *exec.Cmd
+	init    *initProc
 	control *os.File
 	eventsR *os.File
 	events  *json.Decoder
@@ -49,10 +50,67 @@ type box struct {
 	once        sync.Once
 }
 
+// initProc is a sandbox's init as the host holds it: a sandbox init the
+// host started (its child), or the PID 1 a zygote forked (held by a pidfd,
+// the only safe handle on a process that is not the host's child).
+type initProc struct {
+	pid   int
+	cmd   *exec.Cmd
+	pidfd int
+	once  sync.Once
+}
+
+// kill sends SIGKILL, which ends init's PID namespace.
+func (p *initProc) kill() {
+	if p.cmd != nil {
+		_ = p.cmd.Process.Kill()
+	} else {
+		_ = unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
+	}
+}
+
+// wait returns once init has exited (and with it its PID namespace).
+func (p *initProc) wait() {
+	p.once.Do(func() {
+		if p.cmd != nil {
+			_ = p.cmd.Wait()
+			return
+		}
+		fds := []unix.PollFd{{Fd: int32(p.pidfd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				break
+			}
+		}
+		unix.Close(p.pidfd)
+	})
+}
+
 func newID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// pipes makes n pipes, or none.
+func pipes(n int) ([][2]*os.File, error) {
+	p := make([][2]*os.File, n)
+	for i := range p {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(p[:i])
+			return nil, fmt.Errorf("pipes: %w", err)
+		}
+		p[i] = [2]*os.File{r, w}
+	}
+	return p, nil
+}
+
+func closeAll(p [][2]*os.File) {
+	for _, q := range p {
+		q[0].Close()
+		q[1].Close()
+	}
 }
 
 // create starts a sandbox for interp, with env added to the clean
@@ -85,32 +143,90 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 			return nil, err
 		}
 	}
-
-	// Pipes: control, events, stdin, stdout, stderr, request, ready. The
-	// child's ends become its fds 3.. in the order of init.go's constants.
-	var p [7][2]*os.File
-	for i := range p {
-		r, w, err := os.Pipe()
-		if err != nil {
-			for _, q := range p[:i] {
-				q[0].Close()
-				q[1].Close()
-			}
-			return nil, fmt.Errorf("pipes: %w", err)
-		}
-		p[i] = [2]*os.File{r, w}
+	progEnv := mergeEnv(baseEnv(sandboxHostname), env)
+	// Python is forked from the zygote when there is one, unless a variable
+	// that only acts at interpreter start-up asks for a fresh one.
+	if rt.zygote != nil && interp.Language == sandbox.Python && !interp.NeedsColdStart(env) {
+		err = b.startForked(zygoteRequest{IDs: [2]int{uidMap[0].HostID, uidMap[1].HostID}, Env: progEnv})
+	} else {
+		err = b.startInit(uidMap, gidMap, progEnv)
 	}
-	// The last is the runtime's own executable: the child execs it through
-	// /proc/self/fd, as the unprivileged host id it already has, which need
-	// not be able to reach the binary's directory.
-	childEnds := []*os.File{p[0][0], p[1][1], p[2][0], p[3][1], p[4][1], rt.exe, p[5][0], p[6][0], p[6][1]}
+	if err != nil {
+		return nil, err
+	}
+	// Where init cannot be born in its cgroup (v1, or a zygote's), it is
+	// moved there while it builds the sandbox: a migration can wait for an
+	// RCU grace period, which then overlaps with the set-up. Init starts
+	// the program once it is in.
+	attached := make(chan error, 1)
+	if b.cg != nil && (b.init.cmd == nil || b.cg.fd() < 0) {
+		go func() { attached <- b.cg.attach(b.init.pid) }()
+	} else {
+		attached <- nil
+	}
+	if pooled {
+		// Refilling the pool yields the CPU to runs in progress.
+		b.setPriority(poolNice)
+	}
+	if err := <-attached; err != nil {
+		return nil, err
+	}
+	if _, err := b.control.Write([]byte("{}\n")); err != nil {
+		return nil, fmt.Errorf("sandbox init: %w", err)
+	}
+	if _, err := b.nextEvent(ctx); err != nil {
+		return nil, err
+	}
+	if b.program, err = b.programPID(); err != nil {
+		return nil, err
+	}
+	// The program waits for its code: move it into its own group now,
+	// before it runs any, and off the request path.
+	if b.cg != nil {
+		if err := b.cg.attachProgram(b.program); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// hostEnds keeps the host's ends of init's pipes: control, events, stdin,
+// stdout, stderr, request (in that order).
+func (b *box) hostEnds(p [][2]*os.File) {
 	b.control, b.eventsR, b.stdin, b.stdout, b.stderr, b.request = p[0][1], p[1][0], p[2][1], p[3][0], p[4][0], p[5][1]
 	b.events = json.NewDecoder(bufio.NewReader(b.eventsR))
+}
+
+// sandboxPipes makes init's pipes (control, events, stdin, stdout, stderr,
+// request, then extra more) and returns them with the child's ends.
+func sandboxPipes(extra int) ([][2]*os.File, []*os.File, error) {
+	p, err := pipes(6 + extra)
+	if err != nil {
+		return nil, nil, err
+	}
 	// The program may reopen its request pipe by path (/dev/fd/3: bash's
 	// bootstrap does), which the pipe's owner, host root, would refuse it.
 	if err := unix.Fchmod(int(p[5][0].Fd()), 0o666); err != nil {
-		return nil, fmt.Errorf("pipes: %w", err)
+		closeAll(p)
+		return nil, nil, fmt.Errorf("pipes: %w", err)
 	}
+	return p, []*os.File{p[0][0], p[1][1], p[2][0], p[3][1], p[4][1], p[5][0]}, nil
+}
+
+// startInit starts a sandbox init (init.go) in new namespaces, which builds
+// the sandbox and starts the interpreter in it.
+func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) error {
+	rt := b.rt
+	p, ends, err := sandboxPipes(1) // and the program's ready pipe
+	if err != nil {
+		return err
+	}
+	b.hostEnds(p)
+	// Then the runtime's own executable: the child execs it through
+	// /proc/self/fd, as the unprivileged host id it already has, which need
+	// not be able to reach the binary's directory. The child's ends become
+	// its fds 3.. in the order of init.go's constants.
+	childEnds := []*os.File{ends[0], ends[1], ends[2], ends[3], ends[4], rt.exe, ends[5], p[6][0], p[6][1]}
 	defer func() {
 		for _, f := range childEnds {
 			if f != rt.exe {
@@ -118,7 +234,6 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 			}
 		}
 	}()
-
 	attr := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
 			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
@@ -134,90 +249,66 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	if b.cg != nil && b.cg.fd() >= 0 {
 		attr.UseCgroupFD, attr.CgroupFD = true, b.cg.fd()
 	}
-	b.cmd = &exec.Cmd{
+	cmd := &exec.Cmd{
 		Path:        fmt.Sprintf("/proc/self/fd/%d", fdExe),
 		Args:        []string{"coderun-sandbox-init"},
 		Env:         []string{initMarker + "=1", "GOMAXPROCS=1"},
 		ExtraFiles:  childEnds,
 		SysProcAttr: attr,
 	}
-	if err := b.cmd.Start(); err != nil {
-		b.cmd = nil
-		return nil, fmt.Errorf("start sandbox init: %w", err)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start sandbox init: %w", err)
 	}
-	// Where init cannot be born in its cgroup (v1), it is moved there while
-	// it builds the sandbox: a migration can wait for an RCU grace period,
-	// which then overlaps with the set-up and the interpreter's start.
-	attached := make(chan error, 1)
-	if b.cg != nil && b.cg.fd() < 0 {
-		go func() { attached <- b.cg.attach(b.cmd.Process.Pid) }()
-	} else {
-		attached <- nil
-	}
-	if pooled {
-		// Refilling the pool yields the CPU to runs in progress.
-		b.setPriority(poolNice)
-	}
-	hostname := "sandbox"
-	// Python is forked from the zygote when there is one, unless a variable
-	// that only acts at interpreter start-up asks for a fresh one.
-	zyg := rt.zygote != nil && interp.Language == sandbox.Python && !interp.NeedsColdStart(env)
+	b.init = &initProc{pid: cmd.Process.Pid, cmd: cmd, pidfd: -1}
 	cfg := setupConfig{
 		RootMount:  rt.rootMount,
 		SourceRoot: rt.opts.RootFS,
 		Workspace:  b.ws.dir,
-		Hostname:   hostname,
-		EtcFiles:   generatedEtc(hostname),
+		Hostname:   sandboxHostname,
+		EtcFiles:   generatedEtc(sandboxHostname),
 		UID:        sandboxUID,
-		Path:       interp.Path, // resolved inside the sandbox's root
-		Argv:       interp.Argv,
-		Env:        mergeEnv(baseEnv(hostname), env),
+		Path:       b.interp.Path, // resolved inside the sandbox's root
+		Argv:       b.interp.Argv,
+		Env:        env,
 		NoSeccomp:  !rt.seccomp,
 	}
-	if zyg {
-		cfg.Path, cfg.Argv = "", nil
-	}
 	if err := json.NewEncoder(b.control).Encode(&cfg); err != nil {
-		return nil, fmt.Errorf("send setup to sandbox init: %w", err)
+		return fmt.Errorf("send setup to sandbox init: %w", err)
 	}
-	if err := <-attached; err != nil {
-		return nil, err
+	return nil
+}
+
+// startForked has the zygote build the sandbox around a fork of its
+// interpreter, in the workspace's directories, which it gets as detached
+// mounts (open_tree(2) clones) since the template's root has no path to
+// them.
+func (b *box) startForked(req zygoteRequest) error {
+	p, ends, err := sandboxPipes(0)
+	if err != nil {
+		return err
 	}
-	if _, err := b.control.Write([]byte("{}\n")); err != nil {
-		return nil, fmt.Errorf("sandbox init: %w", err)
-	}
-	if _, err := b.nextEvent(ctx); err != nil {
-		return nil, err
-	}
-	if zyg {
-		// The zygote gets its own copies of the program's descriptors and
-		// of the events pipe, where it reports the program's pid and exit.
-		fds := []*os.File{p[2][0], p[3][1], p[4][1], p[5][0], p[1][1]}
-		if err := rt.zygote.spawn(b.cmd.Process.Pid, mergeEnv(baseEnv(hostname), env), fds); err != nil {
-			return nil, err
-		}
-		ev, err := b.nextEvent(ctx)
+	b.hostEnds(p)
+	for _, d := range []string{"work", "tmp", "shm"} {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, filepath.Join(b.ws.dir, d), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		if err != nil {
-			return nil, err
+			for _, f := range ends {
+				f.Close()
+			}
+			return fmt.Errorf("workspace: detach %s: %w", d, err)
 		}
-		if ev.Spawned <= 0 {
-			return nil, fmt.Errorf("zygote: unexpected event %+v", ev)
-		}
-		b.program = ev.Spawned
+		ends = append(ends, os.NewFile(uintptr(fd), d))
 	}
-	if !zyg {
-		if b.program, err = b.programPID(); err != nil {
-			return nil, err
+	defer func() {
+		for _, f := range ends {
+			f.Close()
 		}
+	}()
+	pid, pidfd, err := b.rt.zygote.spawn(req, ends)
+	if err != nil {
+		return err
 	}
-	// The program waits for its code: move it into its groups now, before it
-	// runs any, and off the request path.
-	if b.cg != nil {
-		if err := b.cg.attachProgram(b.program); err != nil {
-			return nil, err
-		}
-	}
-	return b, nil
+	b.init = &initProc{pid: pid, pidfd: pidfd}
+	return nil
 }
 
 // nextEvent reads init's next event, bounded by ctx and the setup timeout;
@@ -267,10 +358,10 @@ const poolNice = 10
 
 // setPriority sets the nice value of init and of everything it has started.
 func (b *box) setPriority(nice int) {
-	if b.cmd == nil || b.cmd.Process == nil || !b.pooled {
+	if b.init == nil || !b.pooled {
 		return
 	}
-	_ = unix.Setpriority(unix.PRIO_PROCESS, b.cmd.Process.Pid, nice)
+	_ = unix.Setpriority(unix.PRIO_PROCESS, b.init.pid, nice)
 	// A program started before the change keeps its own value.
 	if b.program != 0 {
 		_ = unix.Setpriority(unix.PRIO_PROCESS, b.program, nice)
@@ -279,7 +370,7 @@ func (b *box) setPriority(nice int) {
 
 // programPID finds the program's host pid: init's one child.
 func (b *box) programPID() (int, error) {
-	init := b.cmd.Process.Pid
+	init := b.init.pid
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", init, init))
 	if err != nil {
 		return 0, fmt.Errorf("find program: %w", err)
@@ -302,8 +393,8 @@ func (b *box) kill() {
 
 // signalInit sends SIGKILL to init, which ends its PID namespace.
 func (b *box) signalInit() {
-	if b.cmd != nil && b.cmd.Process != nil {
-		_ = b.cmd.Process.Kill()
+	if b.init != nil {
+		b.init.kill()
 	}
 }
 
@@ -323,8 +414,8 @@ func (b *box) destroy() {
 				f.Close()
 			}
 		}
-		if b.cmd != nil {
-			_ = b.cmd.Wait()
+		if b.init != nil {
+			b.init.wait()
 		}
 		if b.cg != nil {
 			_ = b.cg.kill()

@@ -37,8 +37,8 @@ type cgroup interface {
 	// when init must be attached after it starts (attach).
 	fd() int
 	attach(pid int) error
-	// attachProgram moves the program into its groups, before it runs code
-	// (it may have been started before init was attached).
+	// attachProgram moves the program, which init forks once it is in the
+	// sandbox's group, into the program's own group, before it runs code.
 	attachProgram(pid int) error
 	// programProcs counts the processes and threads in the program's group
 	// (-1 if unknown).

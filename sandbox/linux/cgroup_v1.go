@@ -17,6 +17,7 @@ import (
 // own groups, so an outer limit on coderun still applies to its sandboxes.
 type cgroupV1 struct {
 	parents map[string]string // controller → directory that holds our groups
+	memsw   bool              // swap accounting is on
 }
 
 var v1Controllers = []string{"memory", "pids", "cpuacct", "freezer"}
@@ -43,9 +44,12 @@ func newCgroupV1(root string) (*cgroupV1, error) {
 		}
 		d.parents[c] = parent
 	}
-	if _, ok := d.parents["memory"]; !ok {
+	mem, ok := d.parents["memory"]
+	if !ok {
 		return nil, errors.New("cgroup v1: no memory controller")
 	}
+	_, err = os.Stat(filepath.Join(mem, "memory.memsw.limit_in_bytes"))
+	d.memsw = err == nil
 	return d, nil
 }
 
@@ -81,12 +85,14 @@ func (d *cgroupV1) create(name string) (cgroup, error) {
 	}
 	// Swap would let a run exceed its memory limit unseen; forbid it.
 	_ = os.WriteFile(filepath.Join(g.dirs["memory"], "memory.swappiness"), []byte("0"), 0)
+	g.memsw = d.memsw
 	return g, nil
 }
 
 type cgroupV1Group struct {
-	dirs map[string]string
-	prog string // the program's pids group ("" without the pids controller)
+	dirs  map[string]string
+	prog  string // the program's pids group ("" without the pids controller)
+	memsw bool   // memory.memsw.* exists (swap accounting is on)
 }
 
 func (g *cgroupV1Group) fd() int { return -1 }
@@ -101,18 +107,14 @@ func (g *cgroupV1Group) attach(pid int) error {
 	return nil
 }
 
-// attachProgram moves the program into the sandbox's groups, and into
-// "prog" for pids. Init may have started it before init itself was
-// attached, so every hierarchy is written.
+// attachProgram moves the program, which init forked once it was in the
+// sandbox's groups, into "prog" for pids.
 func (g *cgroupV1Group) attachProgram(pid int) error {
-	p := strconv.Itoa(pid)
-	for c, dir := range g.dirs {
-		if c == "pids" {
-			dir = g.prog
-		}
-		if err := writeFile(filepath.Join(dir, "cgroup.procs"), p); err != nil {
-			return fmt.Errorf("attach program to %s: %w", c, err)
-		}
+	if g.prog == "" {
+		return nil
+	}
+	if err := writeFile(filepath.Join(g.prog, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+		return fmt.Errorf("attach program to pids: %w", err)
 	}
 	return nil
 }
@@ -134,7 +136,7 @@ func (g *cgroupV1Group) setLimits(memory int64, pids int) error {
 	if err := writeFile(filepath.Join(mem, "memory.limit_in_bytes"), m); err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(mem, "memory.memsw.limit_in_bytes")); err == nil {
+	if g.memsw {
 		if err := writeFile(filepath.Join(mem, "memory.memsw.limit_in_bytes"), m); err != nil {
 			return err
 		}

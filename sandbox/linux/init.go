@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"syscall"
 
@@ -36,6 +35,10 @@ import (
 // The host then applies the run's limits and writes the code to the program
 // directly. Init reaps orphans; when the program exits it reports the status
 // and exits, and the kernel kills whatever is left in the PID namespace.
+//
+// A zygote's sandbox has no such init: its PID 1 is a fork of the zygote
+// that speaks the same protocol on the same two pipes (zygote.py), in a
+// copy of the root that one init built as a template (setupConfig.Template).
 
 const initMarker = "_CODERUN_SANDBOX_INIT"
 
@@ -65,19 +68,23 @@ type setupConfig struct {
 	Hostname   string            `json:"hostname"`
 	EtcFiles   map[string]string `json:"etc_files"` // generated /etc files
 	UID        int               `json:"uid"`       // the program's uid and gid inside
-	Path       string            `json:"path"`      // empty: a zygote forks the program in      // interpreter
+	Path       string            `json:"path"`      // interpreter
 	Argv       []string          `json:"argv"`
 	Env        []string          `json:"env"`
 	NoSeccomp  bool              `json:"no_seccomp"` // only when the operator waived the layer on a host without it
+	// Template builds only the read-only root, without /proc and the
+	// workspace, in a mount namespace of its own that the host keeps (by a
+	// descriptor) for the zygote to make sandboxes from; init then waits
+	// for the host to let go and exits.
+	Template bool `json:"template,omitempty"`
 }
 
 // event is one line from init to the host.
 type event struct {
-	Ready   bool   `json:"ready,omitempty"`
-	Spawned int    `json:"spawned,omitempty"` // a zygote's program started: its host pid
-	Exit    *exit  `json:"exit,omitempty"`
-	Error   string `json:"error,omitempty"`
-	Detail  string `json:"detail,omitempty"`
+	Ready  bool   `json:"ready,omitempty"`
+	Exit   *exit  `json:"exit,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 type exit struct {
@@ -100,6 +107,17 @@ func runInit() {
 	if err := control.Decode(&cfg); err != nil {
 		fail(fmt.Errorf("init: read setup: %w", err))
 	}
+	if cfg.Template {
+		if err := buildRoot(&cfg); err != nil {
+			fail(err)
+		}
+		if err := events.Encode(event{Ready: true}); err != nil {
+			os.Exit(1)
+		}
+		var b [1]byte
+		_, _ = unix.Read(fdControl, b[:])
+		os.Exit(0)
+	}
 	if err := setup(&cfg); err != nil {
 		fail(err)
 	}
@@ -112,9 +130,6 @@ func runInit() {
 	}
 	if err := restrict(&cfg); err != nil {
 		fail(err)
-	}
-	if cfg.Path == "" {
-		zygoteMode(events)
 	}
 	pid, err := startProgram(&cfg)
 	if err != nil {
@@ -173,34 +188,6 @@ func restrict(cfg *setupConfig) error {
 		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	}
 	return loadSeccomp()
-}
-
-// zygoteMode serves a sandbox whose program a zygote forks into it (see
-// zygote.go): init lets go of the program's descriptors, says it is ready,
-// and then only reaps the orphans that the PID namespace hands it, until
-// the host lets go.
-func zygoteMode(events *json.Encoder) {
-	for _, fd := range []int{fdStdin, fdStdout, fdStderr, fdRequest, fdReady, fdReadyW} {
-		unix.Close(fd)
-	}
-	children := make(chan os.Signal, 1)
-	signal.Notify(children, syscall.SIGCHLD)
-	go func() {
-		var b [1]byte
-		_, _ = unix.Read(fdControl, b[:])
-		os.Exit(2)
-	}()
-	if err := events.Encode(event{Ready: true}); err != nil {
-		os.Exit(1)
-	}
-	for range children {
-		for {
-			var st syscall.WaitStatus
-			if pid, err := syscall.Wait4(-1, &st, syscall.WNOHANG, nil); pid <= 0 || err != nil {
-				break
-			}
-		}
-	}
 }
 
 // startProgram forks the interpreter from init's locked thread, inheriting

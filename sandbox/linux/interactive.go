@@ -174,7 +174,7 @@ func (p *process) Signal(sig os.Signal) error {
 	if p.done() {
 		return errors.New("program has ended")
 	}
-	init := p.ex.b.cmd.Process.Pid
+	init := p.ex.b.init.pid
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", init, init))
 	if err != nil {
 		return fmt.Errorf("find program: %w", err)

@@ -79,12 +79,16 @@ func buildRoot(cfg *setupConfig) error {
 	if err := buildDev(cfg, filepath.Join(root, "dev")); err != nil {
 		return err
 	}
-	if err := buildProc(filepath.Join(root, "proc"), filepath.Join(root, "dev", "null")); err != nil {
-		return err
-	}
-	for _, m := range [][2]string{{"work", "work"}, {"tmp", "tmp"}} {
-		if err := bind(filepath.Join(cfg.Workspace, m[0]), filepath.Join(root, m[1]), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+	// A template leaves /proc and the workspace to each sandbox made from
+	// it (zygote.py mounts them as buildProc and these binds do).
+	if !cfg.Template {
+		if err := buildProc(filepath.Join(root, "proc"), filepath.Join(root, "dev", "null")); err != nil {
 			return err
+		}
+		for _, m := range [][2]string{{"work", "work"}, {"tmp", "tmp"}} {
+			if err := bind(filepath.Join(cfg.Workspace, m[0]), filepath.Join(root, m[1]), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+				return err
+			}
 		}
 	}
 	if err := pivotRoot(root); err != nil {
@@ -221,8 +225,10 @@ func buildDev(cfg *setupConfig, dev string) error {
 	if err := os.Mkdir(shm, 0o755); err != nil {
 		return mountErr("dev/shm", err)
 	}
-	if err := bind(filepath.Join(cfg.Workspace, "shm"), shm, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
-		return err
+	if !cfg.Template {
+		if err := bind(filepath.Join(cfg.Workspace, "shm"), shm, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+			return err
+		}
 	}
 	if err := setAttr(dev, unix.MOUNT_ATTR_RDONLY, false); err != nil {
 		return mountErr("make /dev read-only", err)

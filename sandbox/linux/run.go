@@ -174,8 +174,8 @@ func (ex *execution) wait(ctx context.Context) *sandbox.Result {
 		b.signalInit()
 	} else {
 		b.kill()
-		if b.cmd != nil {
-			_ = b.cmd.Wait()
+		if b.init != nil {
+			b.init.wait()
 		}
 	}
 

@@ -17,9 +17,10 @@ import (
 // runs. Files the program writes belong to its host id; the host reads them
 // as root.
 const (
-	sandboxUID  = 1000
-	uidSlots    = 1 << 15
-	defaultBase = 1_000_000
+	sandboxUID      = 1000
+	sandboxHostname = "sandbox"
+	uidSlots        = 1 << 15
+	defaultBase     = 1_000_000
 )
 
 func idMappings(base, slot int) ([]syscall.SysProcIDMap, []syscall.SysProcIDMap) {

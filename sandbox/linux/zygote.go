@@ -1,15 +1,17 @@
 package linux
 
 import (
+	"bufio"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/coderun/coderun/sandbox"
 	"golang.org/x/sys/unix"
@@ -18,8 +20,10 @@ import (
 //go:embed zygote.py
 var zygoteSource string
 
-// zygote forks ready Python interpreters into new sandboxes (zygote.py says
-// how). The runtime starts it on first use and again if it dies.
+// zygote builds sandboxes for Python programs around forks of one
+// interpreter started ahead (zygote.py says how), instead of starting a
+// sandbox init and an interpreter for each. The runtime starts it on first
+// use and again if it dies.
 type zygote struct {
 	rt   *Runtime
 	mu   sync.Mutex
@@ -27,12 +31,30 @@ type zygote struct {
 	sock *os.File // SOCK_SEQPACKET to the zygote
 }
 
-type zygoteRequest struct {
-	Init int      `json:"init"`
-	Env  []string `json:"env"`
+// zygoteConfig is zygote.py's argv[1].
+type zygoteConfig struct {
+	Bootstrap    string   `json:"bootstrap"`
+	Seccomp      string   `json:"seccomp"`
+	UID          int      `json:"uid"`
+	Hostname     string   `json:"hostname"`
+	ProcMasked   []string `json:"proc_masked"`
+	ProcReadOnly []string `json:"proc_read_only"`
 }
 
-// start runs the zygote and waits until it has loaded the bootstrap.
+// zygoteRequest asks for one sandbox: the host ids of its uid 0 and of the
+// program's uid, and the program's environment.
+type zygoteRequest struct {
+	IDs [2]int   `json:"ids"`
+	Env []string `json:"env"`
+}
+
+type zygoteReply struct {
+	PID   int    `json:"pid"`
+	Error string `json:"error"`
+}
+
+// start builds the template root, runs the zygote and waits until it has
+// loaded the bootstrap.
 func (z *zygote) start() error {
 	interp, err := sandbox.LookupInterpreter(sandbox.Python)
 	if err != nil {
@@ -42,15 +64,27 @@ func (z *zygote) start() error {
 	if err != nil {
 		return err
 	}
+	template, err := z.rt.buildTemplate()
+	if err != nil {
+		return fmt.Errorf("zygote: %w", err)
+	}
+	defer template.Close()
+	cfg, err := json.Marshal(zygoteConfig{
+		Bootstrap: interp.Argv[len(interp.Argv)-1], Seccomp: hex.EncodeToString(filter), UID: sandboxUID,
+		Hostname: sandboxHostname, ProcMasked: procMasked, ProcReadOnly: procReadOnly,
+	})
+	if err != nil {
+		return err
+	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("zygote: %w", err)
 	}
 	host, child := os.NewFile(uintptr(pair[0]), "zygote"), os.NewFile(uintptr(pair[1]), "zygote-child")
 	defer child.Close()
-	cmd := exec.Command(interp.Path, "-c", zygoteSource, interp.Argv[len(interp.Argv)-1], hex.EncodeToString(filter), strconv.Itoa(sandboxUID))
-	cmd.Env = baseEnv("sandbox")
-	cmd.ExtraFiles = []*os.File{child}
+	cmd := exec.Command(interp.Path, "-c", zygoteSource, string(cfg))
+	cmd.Env = baseEnv(sandboxHostname)
+	cmd.ExtraFiles = []*os.File{child, template}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -68,13 +102,82 @@ func (z *zygote) start() error {
 	return nil
 }
 
-// spawn asks the zygote to fork a program into the sandbox whose init is
-// initPID, with the given descriptors (stdin, stdout, stderr, request,
-// events). The program's pid and exit arrive on the events pipe.
-func (z *zygote) spawn(initPID int, env []string, fds []*os.File) error {
-	msg, err := json.Marshal(zygoteRequest{Init: initPID, Env: env})
+// buildTemplate has a sandbox init build the sandbox's read-only root
+// (without /proc and the workspace) in a mount namespace of its own, and
+// returns that namespace; it lives as long as a descriptor of it does.
+// Init runs as host root here, in no user namespace: it runs nothing but
+// the set-up, and exits before any sandbox is made from the template.
+func (rt *Runtime) buildTemplate() (*os.File, error) {
+	controlR, controlW, err := os.Pipe()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	eventsR, eventsW, err := os.Pipe()
+	if err != nil {
+		controlR.Close()
+		controlW.Close()
+		return nil, err
+	}
+	defer eventsR.Close()
+	cmd := &exec.Cmd{
+		Path:        fmt.Sprintf("/proc/self/fd/%d", fdExe),
+		Args:        []string{"coderun-sandbox-template"},
+		Env:         []string{initMarker + "=1", "GOMAXPROCS=1"},
+		ExtraFiles:  []*os.File{controlR, eventsW, nil, nil, nil, rt.exe},
+		SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL, Setpgid: true},
+	}
+	err = cmd.Start()
+	controlR.Close()
+	eventsW.Close()
+	if err != nil {
+		controlW.Close()
+		return nil, fmt.Errorf("start template init: %w", err)
+	}
+	defer func() {
+		controlW.Close() // init exits when the host lets go
+		_ = cmd.Wait()
+	}()
+	cfg := setupConfig{RootMount: rt.rootMount, SourceRoot: rt.opts.RootFS, Hostname: sandboxHostname,
+		EtcFiles: generatedEtc(sandboxHostname), Template: true}
+	if err := json.NewEncoder(controlW).Encode(&cfg); err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		var ev event
+		err := json.NewDecoder(bufio.NewReader(eventsR)).Decode(&ev)
+		switch {
+		case err != nil:
+			got <- fmt.Errorf("template init ended during setup: %w", err)
+		case ev.Error != "":
+			got <- errors.New(ev.Error)
+		default:
+			got <- nil
+		}
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			return nil, fmt.Errorf("template: %w", err)
+		}
+	case <-time.After(rt.opts.SetupTimeout):
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("template: setup took longer than %s", rt.opts.SetupTimeout)
+	}
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	return ns, nil
+}
+
+// spawn asks the zygote for a sandbox, handing it the descriptors that
+// zygote.py lists, and returns the sandbox's init: its host pid and a
+// pidfd, the only safe handle on a process that is not the host's child.
+func (z *zygote) spawn(req zygoteRequest, fds []*os.File) (int, int, error) {
+	msg, err := json.Marshal(req)
+	if err != nil {
+		return 0, -1, err
 	}
 	raw := make([]int, len(fds))
 	for i, f := range fds {
@@ -82,21 +185,49 @@ func (z *zygote) spawn(initPID int, env []string, fds []*os.File) error {
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	for attempt := 0; attempt < 2; attempt++ {
+	for attempt := 0; ; attempt++ {
 		if z.sock == nil {
 			if err := z.start(); err != nil {
-				return err
+				return 0, -1, err
 			}
 		}
 		err = unix.Sendmsg(int(z.sock.Fd()), msg, unix.UnixRights(raw...), nil, 0)
 		if err == nil {
-			return nil
+			break
 		}
 		// The zygote died: start another and try once more.
 		z.rt.logf("coderun: zygote: %v; restarting it", err)
 		z.stopLocked()
+		if attempt == 1 {
+			return 0, -1, fmt.Errorf("zygote: %w", err)
+		}
 	}
-	return fmt.Errorf("zygote: %w", err)
+	buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(z.sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err == nil && n == 0 {
+		err = errors.New("it exited")
+	}
+	if err != nil {
+		z.stopLocked()
+		return 0, -1, fmt.Errorf("zygote: no answer: %w", err)
+	}
+	pidfd := -1
+	if scms, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && len(scms) == 1 {
+		if fds, err := unix.ParseUnixRights(&scms[0]); err == nil && len(fds) == 1 {
+			pidfd = fds[0]
+		}
+	}
+	var reply zygoteReply
+	if err := json.Unmarshal(buf[:n], &reply); err != nil || reply.Error != "" || reply.PID <= 0 || pidfd < 0 {
+		if pidfd >= 0 {
+			unix.Close(pidfd)
+		}
+		if reply.Error != "" {
+			return 0, -1, errors.New(reply.Error)
+		}
+		return 0, -1, fmt.Errorf("zygote: bad answer %q", buf[:n])
+	}
+	return reply.PID, pidfd, nil
 }
 
 func (z *zygote) stopLocked() {

@@ -1,43 +1,79 @@
 # coderun's Python zygote: one interpreter, started once by the host (as
-# root, in the host's namespaces) with the bootstrap loaded, that forks a
-# ready interpreter into each new sandbox instead of starting one there.
-# Forking skips the interpreter's start-up, its largest cost per run.
+# root, in the host's namespaces) with the bootstrap loaded, that builds each
+# new sandbox around a fork of itself. Forking skips the interpreter's
+# start-up, and building the sandbox from here skips starting a sandbox
+# init per run: the two largest costs of a run.
 #
-# argv: the bootstrap's source, the seccomp filter (hex, struct sock_filter[]),
-# the program's uid. fd 3: a SOCK_SEQPACKET socket to the host. Each message
-# is JSON {"init": PID, "env": [...]} with five descriptors: the program's
-# stdin, stdout, stderr, request pipe, and the sandbox's events pipe.
+# argv[1]: JSON {"bootstrap", "seccomp" (hex, struct sock_filter[]), "uid"
+# (the program's, inside), "hostname", "proc_masked", "proc_read_only"}.
+# fd 3: a SOCK_SEQPACKET socket to the host. fd 4: the template mount
+# namespace, the sandbox's read-only root already built by a sandbox init
+# (init.go, template mode) without /proc and the workspace.
 #
-# For each, the zygote forks C, which enters every namespace of the sandbox
-# whose init is PID (user first, then mount, network, IPC, UTS, cgroup, PID)
-# and forks G, the first process in it that is not init. G drops to the
-# unprivileged uid with no groups, an empty bounding set, no_new_privs and
-# the sandbox's seccomp filter, keeps only its four descriptors, and runs the
-# bootstrap, which waits for its code on fd 3. C reports G's pid and, later,
-# its exit status on the events pipe, in init's format. The zygote never runs
-# user code; it holds no secrets, and nothing in a sandbox can reach it.
+# Each request is JSON {"ids": [I, P], "env": [...]} with nine descriptors:
+# init's control pipe (read end) and events pipe (write end); the program's
+# stdin, stdout, stderr and request pipe; and detached mounts of the
+# workspace's work/, tmp/ and shm/ (open_tree(2) clones made by the host).
+# The zygote makes a new PID namespace and forks S into it (PID 1 there),
+# answers {"pid": S's host pid} with a pidfd of S, and goes back to its own
+# PID namespace. S is the sandbox's init, and speaks init.go's protocol on
+# the two pipes:
+#
+#   S, still host root: enters a private copy of the template's mount
+#   namespace and new network, IPC and UTS namespaces; mounts the workspace
+#   on /work, /tmp and /dev/shm and a fresh /proc (host entries masked);
+#   names the host; brings up loopback. It waits for the host to say it is
+#   in the sandbox's cgroups, then makes the cgroup namespace and forks P.
+#
+#   P makes a user namespace of its own, in which S maps uid 0 to the host
+#   id I and the program's uid to the host id P (as for a sandbox whose init
+#   was started by the host). P drops to the program's uid with no groups,
+#   an empty bounding set, no capabilities (checked), no_new_privs and the
+#   seccomp filter, keeps only fds 0-3, and runs the bootstrap, which waits
+#   for its code on fd 3.
+#
+#   S then drops to host id I itself (no capabilities, no_new_privs), says
+#   "ready", reaps orphans until P exits, reports P's exit status and exits;
+#   the kernel then kills whatever is left in the PID namespace.
+#
+# The zygote never runs user code; it holds no secrets, and nothing in a
+# sandbox can reach it or S.
 import ctypes
+import fcntl
 import json
 import os
 import signal
 import socket
+import struct
 import sys
 
-boot_src, bpf, uid = sys.argv[1], bytes.fromhex(sys.argv[2]), int(sys.argv[3])
+config = json.loads(sys.argv[1])
 boot = {"__name__": "_coderun_zygote"}
-exec(compile(boot_src, "<coderun-bootstrap>", "exec"), boot)
+exec(compile(config["bootstrap"], "<coderun-bootstrap>", "exec"), boot)
 import gc
 gc.freeze()  # the children's collections leave the zygote's objects (and their pages) alone
 
 libc = ctypes.CDLL(None, use_errno=True)
-NAMESPACES = [("user", 0x10000000), ("mnt", 0x00020000), ("net", 0x40000000), ("ipc", 0x08000000),
-              ("uts", 0x04000000), ("cgroup", 0x02000000), ("pid", 0x20000000)]
-PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 4, 24, 22, 38
+CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_BIND = 0x2, 0x4, 0x8, 0x4000, 0x1000
+MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV = 0x1, 0x2, 0x4
+AT_FDCWD, AT_RECURSIVE, MOVE_MOUNT_F_EMPTY_PATH = -100, 0x8000, 0x4
+SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 429, 442  # the same on every architecture
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 22, 38
 SECCOMP_MODE_FILTER = 2
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+TEMPLATE = 4
+UID = config["uid"]
 
 
 class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
 
 
 def check(ret, what):
@@ -55,18 +91,58 @@ def last_cap():
 
 
 LAST_CAP = last_cap()
-FILTER = ctypes.create_string_buffer(bpf, len(bpf))
+BPF = bytes.fromhex(config["seccomp"])
+FILTER = ctypes.create_string_buffer(BPF, len(BPF))
 
 
 def report(fd, msg):
     os.write(fd, (json.dumps(msg) + "\n").encode())
 
 
-def grandchild(env, fds, status):
-    # Descriptors first: the five arrive at arbitrary numbers; park them
-    # high, then put the program's four at 0-3 and close everything else
+def mount(src, dst, fstype, flags, what):
+    check(libc.mount(src, dst.encode(), fstype, flags, None), what)
+
+
+def read_only(path):
+    mount(path.encode(), path, None, MS_BIND | MS_REC, "bind " + path)
+    attr = MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, 0, 0)
+    check(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), AT_RECURSIVE,
+                       ctypes.byref(attr), ctypes.sizeof(attr)), "make %s read-only" % path)
+
+
+def build_mounts(trees):
+    # The workspace, as init.go's template left room for it.
+    for tree, target in zip(trees, ("/work", "/tmp", "/dev/shm")):
+        check(libc.syscall(SYS_MOVE_MOUNT, tree, b"", AT_FDCWD, target.encode(), MOVE_MOUNT_F_EMPTY_PATH),
+              "mount workspace on " + target)
+        os.close(tree)
+    # /proc of this PID namespace, as mount.go's buildProc makes it.
+    mount(b"proc", "/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "proc")
+    for name in config["proc_masked"]:
+        p = "/proc/" + name
+        if os.path.exists(p):
+            mount(b"/dev/null", p, None, MS_BIND, "mask " + p)
+    for name in config["proc_read_only"]:
+        p = "/proc/" + name
+        if os.path.exists(p):
+            read_only(p)
+
+
+def loopback_up():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        req = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH22x", fcntl.ioctl(s, SIOCGIFFLAGS, req))[1]
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
+    finally:
+        s.close()
+
+
+def program(env, fds, status):
+    # P, in a user namespace of its own whose ids S has mapped. Descriptors
+    # first: park the four high, put them at 0-3 and close everything else
     # but the status pipe, closed once privileges are gone.
-    high = [os.dup2(fd, 100 + i) for i, fd in enumerate(fds[:4])]
+    high = [os.dup2(fd, 100 + i) for i, fd in enumerate(fds)]
     status = os.dup2(status, 104)
     for i, fd in enumerate(high):
         os.dup2(fd, i)
@@ -74,23 +150,23 @@ def grandchild(env, fds, status):
     os.closerange(105, os.sysconf("SC_OPEN_MAX"))
     os.setsid()
     os.setgroups([])
-    os.setresgid(uid, uid, uid)
+    os.setresgid(UID, UID, UID)
     for cap in range(LAST_CAP + 1):
         libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-    # Entering the user namespace left this process with every capability
+    # Making the user namespace left this process with every capability
     # there but under an unmapped uid; the kernel clears the capability sets
     # only on a change from uid 0 to non-zero, so pass through 0 on the way.
     os.setresuid(0, 0, 0)
-    os.setresuid(uid, uid, uid)
+    os.setresuid(UID, UID, UID)
     with open("/proc/self/status") as f:
         caps = [line.split()[1] for line in f if line.startswith(("CapPrm", "CapEff", "CapAmb", "CapBnd"))]
     if len(caps) != 4 or any(int(c, 16) for c in caps):
         raise OSError("capabilities left after dropping privileges: %s" % caps)
     check(libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
     check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    prog = SockFprog(len(bpf) // 8, ctypes.addressof(FILTER))
+    prog = SockFprog(len(BPF) // 8, ctypes.addressof(FILTER))
     check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
-    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+    for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.umask(0o022)
@@ -102,44 +178,106 @@ def grandchild(env, fds, status):
     boot["_coderun_run"]()
 
 
-def child(req, fds):
-    events = fds[4]
+def start_program(req, fds):
+    # Fork P; map its user namespace once it has made it; wait until it has
+    # dropped its privileges.
+    up_r, up_w = os.pipe()      # P → S: "U" (namespace made), then "R" or an error
+    down_r, down_w = os.pipe()  # S → P: "M" (ids mapped)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(up_r)
+            os.close(down_w)
+            check(libc.unshare(CLONE_NEWUSER), "user namespace")
+            os.write(up_w, b"U")
+            if os.read(down_r, 1) != b"M":
+                raise OSError("ids not mapped")
+            os.close(down_r)
+            program(req["env"], fds, up_w)
+        except BaseException as e:
+            os.write(up_w, ("program: %s" % e).encode())
+        finally:
+            os._exit(127)
+    os.close(up_w)
+    os.close(down_r)
+    said = os.read(up_r, 1)
+    if said == b"U":
+        init_id, prog_id = req["ids"]
+        ids = "0 %d 1\n%d %d 1\n" % (init_id, UID, prog_id)
+        for name in ("uid_map", "gid_map"):
+            with open("/proc/%d/%s" % (pid, name), "w") as f:
+                f.write(ids)
+        os.write(down_w, b"M")
+        said = os.read(up_r, 4096)
+    os.close(down_w)
+    os.close(up_r)
+    if said != b"R":
+        os.waitpid(pid, 0)
+        raise OSError("could not start the program: %s" % said.decode(errors="replace"))
+    return pid
+
+
+def read_line(fd):
+    line = b""
+    while not line.endswith(b"\n"):
+        b = os.read(fd, 1)
+        if not b:
+            return None
+        line += b
+    return line
+
+
+def sandbox_init(req, fds, inherited):
+    # S: PID 1 of the new PID namespace, still host root.
+    control, events, stdio, trees = fds[0], fds[1], fds[2:6], fds[6:9]
     try:
+        check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        ns = [(os.open("/proc/%d/ns/%s" % (req["init"], name), os.O_RDONLY | os.O_CLOEXEC), flag)
-              for name, flag in NAMESPACES]
-        for fd, flag in ns:
-            check(libc.setns(fd, flag), "setns")
+        for fd in inherited:
             os.close(fd)
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.close(r)
-                grandchild(req["env"], fds, w)
-            except BaseException as e:
-                os.write(w, ("grandchild: %s" % e).encode())
-            finally:
-                os._exit(127)
-        os.close(w)
-        said = os.read(r, 4096)
-        os.close(r)
-        if said != b"R":
-            os.waitpid(pid, 0)
-            raise OSError("could not drop privileges: %s" % said.decode(errors="replace"))
-        report(events, {"spawned": pid})
-        for fd in fds[:4]:
+        check(libc.setns(TEMPLATE, CLONE_NEWNS), "enter the template")
+        check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "namespaces")
+        os.close(TEMPLATE)
+        build_mounts(trees)
+        socket.sethostname(config["hostname"])
+        loopback_up()
+        os.chdir("/")
+        # The host moves this process into the sandbox's cgroups, then says
+        # so; the cgroup namespace is rooted where this process is when it
+        # is made, so only now. End of file: the host let go.
+        if read_line(control) is None:
+            os._exit(0)
+        check(libc.unshare(CLONE_NEWCGROUP), "cgroup namespace")
+        pid = start_program(req, stdio)
+        for fd in stdio:
             os.close(fd)
-        _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status):
-            report(events, {"exit": {"code": -1, "signal": os.WTERMSIG(status)}})
-        else:
-            report(events, {"exit": {"code": os.WEXITSTATUS(status), "signal": 0}})
+        # Nothing left to do needs privileges: reap and report.
+        init_id = req["ids"][0]
+        os.setgroups([])
+        os.setresgid(init_id, init_id, init_id)
+        os.setresuid(init_id, init_id, init_id)
+        check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+        report(events, {"ready": True})
     except BaseException as e:
         try:
-            report(events, {"error": "zygote: %s" % e})
-        except OSError:
-            pass
+            report(events, {"error": "sandbox init: %s" % e})
+        finally:
+            os._exit(1)
+    while True:
+        try:
+            got, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(1)
+        except InterruptedError:
+            continue
+        if got == pid:
+            break
+    if os.WIFSIGNALED(status):
+        report(events, {"exit": {"code": -1, "signal": os.WTERMSIG(status)}})
+    else:
+        report(events, {"exit": {"code": os.WEXITSTATUS(status), "signal": 0}})
     os._exit(0)
 
 
@@ -153,25 +291,50 @@ def reap(*_):
             return
 
 
+def spawn(req, fds, inherited, own_pid_ns):
+    # Fork S as PID 1 of a new PID namespace. SIGCHLD stays blocked until S
+    # has a pidfd, so that S cannot be reaped (and its pid reused) before.
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+    try:
+        check(libc.unshare(CLONE_NEWPID), "PID namespace")
+        try:
+            pid = os.fork()
+        except BaseException:
+            pid = -1
+            raise
+        finally:
+            if pid != 0 and libc.setns(own_pid_ns, CLONE_NEWPID) != 0:
+                os._exit(3)  # this process must not fork into another namespace again
+        if pid == 0:
+            sandbox_init(req, fds, inherited)  # never returns
+        return pid, os.pidfd_open(pid)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
+
+
 def main():
     sock = socket.socket(fileno=3)
+    own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
     signal.signal(signal.SIGCHLD, reap)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock.send(b"R")
     while True:
-        msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 8)
+        msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
         if not msg:
             return  # the host let go
-        if len(fds) != 5:
+        try:
+            if len(fds) != 9:
+                raise ValueError("want 9 descriptors, got %d" % len(fds))
+            pid, pidfd = spawn(json.loads(msg), fds, (sock.fileno(), own_pid_ns), own_pid_ns)
+            try:
+                socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
+            finally:
+                os.close(pidfd)
+        except Exception as e:
+            sock.send(json.dumps({"error": "zygote: %s" % e}).encode())
+        finally:
             for fd in fds:
                 os.close(fd)
-            continue
-        pid = os.fork()
-        if pid == 0:
-            sock.close()
-            child(json.loads(msg), fds)
-        for fd in fds:
-            os.close(fd)
 
 
 main()
