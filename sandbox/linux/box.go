@@ -92,16 +92,21 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// pipes makes n pipes, or none.
-func pipes(n int) ([][2]*os.File, error) {
-	p := make([][2]*os.File, n)
-	for i := range p {
-		r, w, err := os.Pipe()
-		if err != nil {
-			closeAll(p[:i])
-			return nil, fmt.Errorf("pipes: %w", err)
+// pipe makes a pipe whose end host (0: the read end, 1: the write end, -1:
+// neither) the host keeps: that end is non-blocking and served by the
+// runtime's poller; the child's ends are plain descriptors, which the host
+// only passes on and closes.
+func pipe(host int) ([2]*os.File, error) {
+	var fds [2]int
+	var p [2]*os.File
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return p, fmt.Errorf("pipes: %w", err)
+	}
+	for i, fd := range fds {
+		if i == host {
+			_ = unix.SetNonblock(fd, true)
 		}
-		p[i] = [2]*os.File{r, w}
+		p[i] = os.NewFile(uintptr(fd), "pipe")
 	}
 	return p, nil
 }
@@ -198,11 +203,20 @@ func (b *box) hostEnds(p [][2]*os.File) {
 }
 
 // sandboxPipes makes init's pipes (control, events, stdin, stdout, stderr,
-// request, then extra more) and returns them with the child's ends.
+// request, then extra more that the host does not use) and returns them
+// with the child's ends.
 func sandboxPipes(extra int) ([][2]*os.File, []*os.File, error) {
-	p, err := pipes(6 + extra)
-	if err != nil {
-		return nil, nil, err
+	var p [][2]*os.File
+	for _, host := range append([]int{1, 0, 1, 0, 0, 1}, make([]int, extra)...) {
+		if len(p) >= 6 {
+			host = -1
+		}
+		q, err := pipe(host)
+		if err != nil {
+			closeAll(p)
+			return nil, nil, err
+		}
+		p = append(p, q)
 	}
 	// The program may reopen its request pipe by path (/dev/fd/3: bash's
 	// bootstrap does), which the pipe's owner, host root, would refuse it.

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cgroupRoot is where the cgroup filesystems are mounted.
@@ -99,15 +101,48 @@ func selfCgroups() (map[string]string, error) {
 	return out, sc.Err()
 }
 
+// writeFile and readSmall talk to control files with bare system calls: an
+// os.File would register each with the runtime's poller (kernfs files are
+// pollable), which costs more than the write itself, many times per run.
 func writeFile(path, value string) error {
-	if err := os.WriteFile(path, []byte(value), 0); err != nil {
-		return fmt.Errorf("cgroup: %w", err)
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		_, err = unix.Write(fd, []byte(value))
+		unix.Close(fd)
+	}
+	if err != nil {
+		return fmt.Errorf("cgroup: write %s: %w", path, err)
 	}
 	return nil
 }
 
+// readSmall reads a control file of at most a page.
+func readSmall(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return buf[:n], nil
+}
+
 func readInt(path string) (int64, error) {
-	data, err := os.ReadFile(path)
+	data, err := readSmall(path)
 	if err != nil {
 		return 0, err
 	}
@@ -118,7 +153,7 @@ func readInt(path string) (int64, error) {
 // memory.oom_control) and returns the values of keys, in order; a key not
 // in the file reads as 0.
 func readKeyed(path string, keys ...string) ([]int64, error) {
-	data, err := os.ReadFile(path)
+	data, err := readSmall(path)
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +179,12 @@ func readKeyed(path string, keys ...string) ([]int64, error) {
 func removeDir(dir string) error {
 	var err error
 	for i := 0; i < 200; i++ {
-		err = os.Remove(dir)
-		if err == nil || errors.Is(err, os.ErrNotExist) {
+		err = unix.Rmdir(dir)
+		if err == nil || err == unix.ENOENT {
 			return nil
 		}
-		if !errors.Is(err, os.ErrExist) && !strings.Contains(err.Error(), "device or resource busy") {
-			return err
+		if err != unix.EBUSY && err != unix.EEXIST && err != unix.ENOTEMPTY {
+			return fmt.Errorf("remove cgroup %s: %w", dir, err)
 		}
 		time.Sleep(time.Millisecond * time.Duration(1+i/10))
 	}

@@ -84,7 +84,7 @@ func (d *cgroupV1) create(name string) (cgroup, error) {
 		}
 	}
 	// Swap would let a run exceed its memory limit unseen; forbid it.
-	_ = os.WriteFile(filepath.Join(g.dirs["memory"], "memory.swappiness"), []byte("0"), 0)
+	_ = writeFile(filepath.Join(g.dirs["memory"], "memory.swappiness"), "0")
 	g.memsw = d.memsw
 	return g, nil
 }
@@ -192,8 +192,8 @@ func (g *cgroupV1Group) kill() error {
 	}
 	// Freeze first, so that nothing forks between the listing and the kill.
 	if fr, ok := g.dirs["freezer"]; ok {
-		_ = os.WriteFile(filepath.Join(fr, "freezer.state"), []byte("FROZEN"), 0)
-		defer os.WriteFile(filepath.Join(fr, "freezer.state"), []byte("THAWED"), 0)
+		_ = writeFile(filepath.Join(fr, "freezer.state"), "FROZEN")
+		defer writeFile(filepath.Join(fr, "freezer.state"), "THAWED")
 		if data, err = os.ReadFile(procs); err != nil {
 			return err
 		}

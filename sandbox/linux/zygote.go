@@ -39,6 +39,7 @@ type zygoteConfig struct {
 	Hostname     string   `json:"hostname"`
 	ProcMasked   []string `json:"proc_masked"`
 	ProcReadOnly []string `json:"proc_read_only"`
+	Preload      []string `json:"preload"`
 }
 
 // zygoteRequest asks for one sandbox: the host ids of its uid 0 and of the
@@ -72,6 +73,7 @@ func (z *zygote) start() error {
 	cfg, err := json.Marshal(zygoteConfig{
 		Bootstrap: interp.Argv[len(interp.Argv)-1], Seccomp: hex.EncodeToString(filter), UID: sandboxUID,
 		Hostname: sandboxHostname, ProcMasked: procMasked, ProcReadOnly: procReadOnly,
+		Preload: z.rt.opts.ZygotePreload,
 	})
 	if err != nil {
 		return err
@@ -82,8 +84,13 @@ func (z *zygote) start() error {
 	}
 	host, child := os.NewFile(uintptr(pair[0]), "zygote"), os.NewFile(uintptr(pair[1]), "zygote-child")
 	defer child.Close()
-	cmd := exec.Command(interp.Path, "-c", zygoteSource, string(cfg))
-	cmd.Env = baseEnv(sandboxHostname)
+	// Isolated mode (-I): the zygote runs as root, so neither its working
+	// directory, nor a user site directory, nor PYTHON* variables may add
+	// to what it imports. Symbols are bound once here, not lazily (and
+	// page by page) in every fork.
+	cmd := exec.Command(interp.Path, "-I", "-c", zygoteSource, string(cfg))
+	cmd.Dir = "/"
+	cmd.Env = append(baseEnv(sandboxHostname), "LD_BIND_NOW=1")
 	cmd.ExtraFiles = []*os.File{child, template}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}

@@ -48,6 +48,11 @@ import struct
 import sys
 
 config = json.loads(sys.argv[1])
+for name in config["preload"]:
+    __import__(name)
+# Started isolated (-I); a program's sys.path is laid out as "python3 -c"
+# lays it out, whose first entry the bootstrap sets to /work.
+sys.path.insert(0, "")
 boot = {"__name__": "_coderun_zygote"}
 exec(compile(config["bootstrap"], "<coderun-bootstrap>", "exec"), boot)
 import gc
@@ -91,6 +96,10 @@ def last_cap():
 
 
 LAST_CAP = last_cap()
+# The entries of /proc to mask or make read-only that this kernel has (a
+# sandbox's procfs has the same ones as the host's).
+PROC_MASKED = [p for p in ("/proc/" + n for n in config["proc_masked"]) if os.path.exists(p)]
+PROC_READ_ONLY = [p for p in ("/proc/" + n for n in config["proc_read_only"]) if os.path.exists(p)]
 BPF = bytes.fromhex(config["seccomp"])
 FILTER = ctypes.create_string_buffer(BPF, len(BPF))
 
@@ -118,14 +127,10 @@ def build_mounts(trees):
         os.close(tree)
     # /proc of this PID namespace, as mount.go's buildProc makes it.
     mount(b"proc", "/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "proc")
-    for name in config["proc_masked"]:
-        p = "/proc/" + name
-        if os.path.exists(p):
-            mount(b"/dev/null", p, None, MS_BIND, "mask " + p)
-    for name in config["proc_read_only"]:
-        p = "/proc/" + name
-        if os.path.exists(p):
-            read_only(p)
+    for p in PROC_MASKED:
+        mount(b"/dev/null", p, None, MS_BIND, "mask " + p)
+    for p in PROC_READ_ONLY:
+        read_only(p)
 
 
 def loopback_up():
@@ -158,8 +163,10 @@ def program(env, fds, status):
     # only on a change from uid 0 to non-zero, so pass through 0 on the way.
     os.setresuid(0, 0, 0)
     os.setresuid(UID, UID, UID)
-    with open("/proc/self/status") as f:
-        caps = [line.split()[1] for line in f if line.startswith(("CapPrm", "CapEff", "CapAmb", "CapBnd"))]
+    fd = os.open("/proc/self/status", os.O_RDONLY)
+    caps = [line.split()[1] for line in os.read(fd, 1 << 16).split(b"\n")
+            if line.startswith((b"CapPrm", b"CapEff", b"CapAmb", b"CapBnd"))]
+    os.close(fd)
     if len(caps) != 4 or any(int(c, 16) for c in caps):
         raise OSError("capabilities left after dropping privileges: %s" % caps)
     check(libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
@@ -205,8 +212,11 @@ def start_program(req, fds):
         init_id, prog_id = req["ids"]
         ids = "0 %d 1\n%d %d 1\n" % (init_id, UID, prog_id)
         for name in ("uid_map", "gid_map"):
-            with open("/proc/%d/%s" % (pid, name), "w") as f:
-                f.write(ids)
+            fd = os.open("/proc/%d/%s" % (pid, name), os.O_WRONLY)
+            try:
+                os.write(fd, ids.encode())
+            finally:
+                os.close(fd)
         os.write(down_w, b"M")
         said = os.read(up_r, 4096)
     os.close(down_w)
