@@ -11,16 +11,19 @@ import (
 )
 
 // cgroupV1 places each sandbox in one group per v1 controller: memory (limit,
-// peak, OOM kills), pids (limit), cpuacct (CPU time) and freezer (to stop a
-// fork race while killing). In the pids hierarchy the program gets a child
-// group, "prog", which holds the limit. Groups nest under the host process's
-// own groups, so an outer limit on coderun still applies to its sandboxes.
+// peak, OOM kills), pids (limit) and cpuacct (CPU time). In the pids
+// hierarchy the program gets a child group, "prog", which holds the limit.
+// Groups nest under the host process's own groups, so an outer limit on
+// coderun still applies to its sandboxes. No freezer: every process of a
+// sandbox is in its PID namespace, which the kernel empties when init dies,
+// and in which nothing can fork any more once it has; killing what the
+// memory group lists is a second net, not the mechanism.
 type cgroupV1 struct {
 	parents map[string]string // controller → directory that holds our groups
 	memsw   bool              // swap accounting is on
 }
 
-var v1Controllers = []string{"memory", "pids", "cpuacct", "freezer"}
+var v1Controllers = []string{"memory", "pids", "cpuacct"}
 
 func newCgroupV1(root string) (*cgroupV1, error) {
 	self, err := selfCgroups()
@@ -189,14 +192,6 @@ func (g *cgroupV1Group) kill() error {
 	data, err := os.ReadFile(procs)
 	if err != nil || len(data) == 0 {
 		return err
-	}
-	// Freeze first, so that nothing forks between the listing and the kill.
-	if fr, ok := g.dirs["freezer"]; ok {
-		_ = writeFile(filepath.Join(fr, "freezer.state"), "FROZEN")
-		defer writeFile(filepath.Join(fr, "freezer.state"), "THAWED")
-		if data, err = os.ReadFile(procs); err != nil {
-			return err
-		}
 	}
 	for _, f := range splitFields(data) {
 		if pid, err := strconv.Atoi(f); err == nil {

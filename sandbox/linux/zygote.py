@@ -173,12 +173,18 @@ def program(env, fds, status):
     check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     prog = SockFprog(len(BPF) // 8, ctypes.addressof(FILTER))
     check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
+    # The zygote ignores SIGINT (the host decides what to interrupt); S has
+    # restored SIGCHLD; nothing else differs from a fresh interpreter.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.umask(0o022)
-    os.environ.clear()
-    os.environ.update(kv.split("=", 1) for kv in env)
+    # The zygote's environment is the sandbox's base environment plus
+    # LD_BIND_NOW: change only what differs.
+    want = dict(kv.split("=", 1) for kv in env)
+    for k in [k for k in os.environ if k not in want]:
+        del os.environ[k]
+    for k, v in want.items():
+        if os.environ.get(k) != v:
+            os.environ[k] = v
     os.chdir("/work")
     os.write(status, b"R")
     os.close(status)
@@ -328,11 +334,20 @@ def main():
     signal.signal(signal.SIGCHLD, reap)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock.send(b"R")
+    buf = bytearray(1 << 20)  # one buffer for every request
+    ancillary = socket.CMSG_SPACE(16 * 4)
     while True:
-        msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
-        if not msg:
+        n, anc, flags, _ = sock.recvmsg_into([buf], ancillary)
+        fds = []
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.extend(struct.unpack("%di" % (len(data) // 4), data[:len(data) - len(data) % 4]))
+        if n == 0 and not fds:
             return  # the host let go
+        msg = bytes(buf[:n])
         try:
+            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+                raise ValueError("request too large")
             if len(fds) != 9:
                 raise ValueError("want 9 descriptors, got %d" % len(fds))
             pid, pidfd = spawn(json.loads(msg), fds, (sock.fileno(), own_pid_ns), own_pid_ns)
