@@ -42,8 +42,12 @@ func newCgroupV1(root string) (*cgroupV1, error) {
 		}
 		sweepStale(parent)
 		if c == "memory" {
-			// Charge and limit hierarchically (the default on current kernels).
+			// Charge and limit hierarchically (the default on current
+			// kernels). Swap would let a run exceed its memory limit
+			// unseen: forbid it here, which every sandbox's group inherits
+			// when it is made.
 			_ = os.WriteFile(filepath.Join(parent, "memory.use_hierarchy"), []byte("1"), 0)
+			_ = os.WriteFile(filepath.Join(parent, "memory.swappiness"), []byte("0"), 0)
 		}
 		d.parents[c] = parent
 	}
@@ -86,8 +90,6 @@ func (d *cgroupV1) create(name string) (cgroup, error) {
 			g.prog = prog
 		}
 	}
-	// Swap would let a run exceed its memory limit unseen; forbid it.
-	_ = writeFile(filepath.Join(g.dirs["memory"], "memory.swappiness"), "0")
 	g.memsw = d.memsw
 	return g, nil
 }

@@ -233,16 +233,6 @@ def start_program(req, fds):
     return pid
 
 
-def read_line(fd):
-    line = b""
-    while not line.endswith(b"\n"):
-        b = os.read(fd, 1)
-        if not b:
-            return None
-        line += b
-    return line
-
-
 def sandbox_init(req, fds, inherited):
     # S: PID 1 of the new PID namespace, still host root.
     control, events, stdio, trees = fds[0], fds[1], fds[2:6], fds[6:9]
@@ -262,7 +252,7 @@ def sandbox_init(req, fds, inherited):
         # The host moves this process into the sandbox's cgroups, then says
         # so; the cgroup namespace is rooted where this process is when it
         # is made, so only now. End of file: the host let go.
-        if read_line(control) is None:
+        if not os.read(control, 64):
             os._exit(0)
         check(libc.unshare(CLONE_NEWCGROUP), "cgroup namespace")
         pid = start_program(req, stdio)
@@ -275,7 +265,7 @@ def sandbox_init(req, fds, inherited):
         os.setresuid(init_id, init_id, init_id)
         check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
-        report(events, {"ready": True})
+        os.write(events, b'{"ready": true}\n')
     except BaseException as e:
         try:
             report(events, {"error": "sandbox init: %s" % e})
@@ -291,9 +281,10 @@ def sandbox_init(req, fds, inherited):
         if got == pid:
             break
     if os.WIFSIGNALED(status):
-        report(events, {"exit": {"code": -1, "signal": os.WTERMSIG(status)}})
+        code, sig = -1, os.WTERMSIG(status)
     else:
-        report(events, {"exit": {"code": os.WEXITSTATUS(status), "signal": 0}})
+        code, sig = os.WEXITSTATUS(status), 0
+    os.write(events, b'{"exit": {"code": %d, "signal": %d}}\n' % (code, sig))
     os._exit(0)
 
 
