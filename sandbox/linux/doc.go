@@ -19,7 +19,7 @@
 //	run.go       limits, output capture, termination reasons, usage
 //	box.go       one sandbox's lifecycle on the host: create, run, kill, destroy
 //	pool.go      pre-started sandboxes, each used once
-//	zygote.go    (with zygote.py) Python forked into each sandbox instead of started there
+//	zygote.go    (with zygote.py) Python sandboxes built around forks of one interpreter
 //	interactive.go long-lived sandboxes whose programs the caller talks to
 //	probe.go     what this host provides ("coderun doctor")
 //

@@ -386,7 +386,12 @@ func runPooled(t *testing.T, h *harness, req sandbox.Request, check func(*sandbo
 // pooled run sees nothing of the pooled run before it, although both
 // interpreters were started before either request arrived.
 func TestPooledRunsAreIsolated(t *testing.T) {
-	h := newRuntime(t, linux.Options{Pool: 2})
+	t.Run("Init", func(t *testing.T) { pooledRunsAreIsolated(t, linux.Options{Pool: 2}) })
+	t.Run("Zygote", func(t *testing.T) { pooledRunsAreIsolated(t, linux.Options{Pool: 2, Zygote: true}) })
+}
+
+func pooledRunsAreIsolated(t *testing.T, opts linux.Options) {
+	h := newRuntime(t, opts)
 	write := py(`import os, sys
 for d in ["/work", "/tmp", "/dev/shm"]:
     open(d + "/pooled-state", "w").write("x")
@@ -665,7 +670,14 @@ func readStatus(t *testing.T, pid int) map[string]string {
 // (mount.go): exactly these mount points, only the workspace, /tmp,
 // /dev/shm, procfs and the device nodes writable, and no /sys.
 func TestMountTable(t *testing.T) {
-	h := newRuntime(t, linux.Options{})
+	t.Run("Init", func(t *testing.T) { mountTable(t, linux.Options{}) })
+	// The zygote's sandboxes are copies of a template root, with /proc and
+	// the workspace mounted by the zygote's fork: the same table.
+	t.Run("Zygote", func(t *testing.T) { mountTable(t, linux.Options{Zygote: true}) })
+}
+
+func mountTable(t *testing.T, opts linux.Options) {
+	h := newRuntime(t, opts)
 	res := h.run(t, py(`import os, json
 print(json.dumps({"mounts": open("/proc/self/mountinfo").read(), "sys": os.path.exists("/sys")}))`))
 	if !res.OK() {
