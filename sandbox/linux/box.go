@@ -148,13 +148,15 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 			return nil, err
 		}
 	}
-	progEnv := mergeEnv(baseEnv(sandboxHostname), env)
 	// Python is forked from the zygote when there is one, unless a variable
-	// that only acts at interpreter start-up asks for a fresh one.
+	// that only acts at interpreter start-up asks for a fresh one. The
+	// zygote gets the base environment only: what a request adds reaches
+	// the program with its code (sandbox.Payload), so that nothing of one
+	// run stays in the memory of the process every later run is forked from.
 	if rt.zygote != nil && interp.Language == sandbox.Python && !interp.NeedsColdStart(env) {
-		err = b.startForked(zygoteRequest{IDs: [2]int{uidMap[0].HostID, uidMap[1].HostID}, Env: progEnv})
+		err = b.startForked(zygoteRequest{IDs: [2]int{uidMap[0].HostID, uidMap[1].HostID}, Env: baseEnv(sandboxHostname)})
 	} else {
-		err = b.startInit(uidMap, gidMap, progEnv)
+		err = b.startInit(uidMap, gidMap, mergeEnv(baseEnv(sandboxHostname), env))
 	}
 	if err != nil {
 		return nil, err

@@ -735,3 +735,40 @@ print(json.dumps({"mounts": open("/proc/self/mountinfo").read(), "sys": os.path.
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// TestZygoteKeepsNothingOfARun: every sandbox's program is a fork of the
+// zygote, so whatever a request hands the zygote stays in the memory every
+// later program starts with. A run's environment (where API keys go) must
+// therefore reach its program with its code, never through the zygote: a
+// later run that scans all of its own memory finds no trace of it.
+func TestZygoteKeepsNothingOfARun(t *testing.T) {
+	h := newRuntime(t, linux.Options{Zygote: true})
+	secret := fmt.Sprintf("%x", time.Now().UnixNano()) + "feedc0de"
+	first := py("import os; print(len(os.environ['TOKEN']))")
+	first.Env = map[string]string{"TOKEN": "CODERUN_LEAK_" + secret}
+	if res := h.run(t, first); !res.OK() || res.Stdout != fmt.Sprintf("%d\n", len("CODERUN_LEAK_")+len(secret)) {
+		t.Fatalf("first run: %+v", res)
+	}
+	res := h.run(t, py(`import re
+found = set()
+pattern = re.compile(rb"CODERUN_LEAK_([0-9a-f]{8,40})")
+with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+    for line in maps:
+        f = line.split()
+        if "r" not in f[1] or (len(f) > 5 and f[5].startswith("[v")):
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        try:
+            mem.seek(lo)
+            data = mem.read(hi - lo)
+        except (OSError, ValueError, OverflowError):
+            continue
+        found.update(m.group(1).decode() for m in pattern.finditer(data))
+print(sorted(found))`))
+	if !res.OK() {
+		t.Fatalf("scan: %+v", res)
+	}
+	if strings.Contains(res.Stdout, secret) {
+		t.Errorf("a later run found the earlier run's environment in its memory: %s", res.Stdout)
+	}
+}

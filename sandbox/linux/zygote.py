@@ -59,6 +59,14 @@ import gc
 gc.freeze()  # the children's collections leave the zygote's objects (and their pages) alone
 
 libc = ctypes.CDLL(None, use_errno=True)
+# Looked up (and their first calls made) here, once: a fork that first
+# touches what the zygote has not yet made would make it anew, page by page.
+for name in ("mount", "syscall", "prctl", "unshare", "setns"):
+    getattr(libc, name)
+libc.unshare(0)      # no namespace: does nothing
+libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+IFREQ = struct.Struct("16sH22x")
+IFREQ.unpack(IFREQ.pack(b"lo", 0))
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_BIND = 0x2, 0x4, 0x8, 0x4000, 0x1000
@@ -136,9 +144,8 @@ def build_mounts(trees):
 def loopback_up():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        req = struct.pack("16sH22x", b"lo", 0)
-        flags = struct.unpack("16sH22x", fcntl.ioctl(s, SIOCGIFFLAGS, req))[1]
-        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
+        flags = IFREQ.unpack(fcntl.ioctl(s, SIOCGIFFLAGS, IFREQ.pack(b"lo", 0)))[1]
+        fcntl.ioctl(s, SIOCSIFFLAGS, IFREQ.pack(b"lo", flags | IFF_UP))
     finally:
         s.close()
 
