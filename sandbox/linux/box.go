@@ -25,22 +25,26 @@ import (
 // workspace and the pipes to them. Its life is create → (wait in the pool) →
 // run once → destroy; it is never reused.
 type box struct {
-	rt      *Runtime
-	id      string
-	interp  sandbox.Interpreter
-	pooled  bool // made ahead of its request, at low priority
-	ws      *workspace
-	ownsWS  bool   // destroy removes the workspace (one-shot runs)
-	cg      cgroup // nil when cgroups are explicitly waived
-	init    *initProc
-	control *os.File
-	eventsR *os.File
-	events  *json.Decoder
-	stdin   *os.File
-	stdout  *os.File
-	stderr  *os.File
-	request *os.File // the program's fd 3: the payload goes here
-	program int      // the program's host pid
+	rt     *Runtime
+	id     string
+	interp sandbox.Interpreter
+	pooled bool // made ahead of its request, at low priority
+	ws     *workspace
+	ownsWS bool   // destroy removes the workspace (one-shot runs)
+	cg     cgroup // nil when cgroups are explicitly waived
+	init   *initProc
+	// forked: made by the zygote whose generation (see zygote.outlived)
+	// is given.
+	forked     bool
+	generation uint64
+	control    *os.File
+	eventsR    *os.File
+	events     *json.Decoder
+	stdin      *os.File
+	stdout     *os.File
+	stderr     *os.File
+	request    *os.File // the program's fd 3: the payload goes here
+	program    int      // the program's host pid
 	// memory and pids are the cgroup limits in force.
 	memory int64
 	pids   int
@@ -67,6 +71,24 @@ func (p *initProc) kill() {
 	} else {
 		_ = unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
 	}
+}
+
+// dead reports whether the sandbox has ended (or is ending) on its own:
+// its init has exited, or the zygote that made it has.
+func (b *box) dead() bool {
+	return b.init.exited() || (b.forked && b.rt.zygote.outlived(b.generation))
+}
+
+// exited reports, without waiting, whether init has exited.
+func (p *initProc) exited() bool {
+	if p.cmd != nil {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		return err != nil || info.Signo != 0
+	}
+	fds := []unix.PollFd{{Fd: int32(p.pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0
 }
 
 // wait returns once init has exited (and with it its PID namespace).
@@ -319,11 +341,12 @@ func (b *box) startForked(req zygoteRequest) error {
 			f.Close()
 		}
 	}()
-	pid, pidfd, err := b.rt.zygote.spawn(req, ends)
+	pid, pidfd, generation, err := b.rt.zygote.spawn(req, ends)
 	if err != nil {
 		return err
 	}
 	b.init = &initProc{pid: pid, pidfd: pidfd}
+	b.forked, b.generation = true, generation
 	return nil
 }
 

@@ -441,7 +441,12 @@ func TestPoolColdStarts(t *testing.T) {
 // still waiting in the pool), Close leaves no mount under the state
 // directory, no cgroup, no state files; Run then fails with ErrClosed.
 func TestCloseCleansUp(t *testing.T) {
-	h := newRuntime(t, linux.Options{Pool: 2})
+	t.Run("Init", func(t *testing.T) { closeCleansUp(t, linux.Options{Pool: 2}) })
+	t.Run("Zygote", func(t *testing.T) { closeCleansUp(t, linux.Options{Pool: 2, Zygote: true}) })
+}
+
+func closeCleansUp(t *testing.T, opts linux.Options) {
+	h := newRuntime(t, opts)
 	var wg sync.WaitGroup
 	for _, c := range []struct {
 		code string
@@ -771,4 +776,74 @@ print(sorted(found))`))
 	if strings.Contains(res.Stdout, secret) {
 		t.Errorf("a later run found the earlier run's environment in its memory: %s", res.Stdout)
 	}
+}
+
+// TestZygoteRestarts: when the zygote dies (killed from outside), the
+// sandboxes it was serving end with an error, not a hang, and the next runs
+// get a new zygote.
+func TestZygoteRestarts(t *testing.T) {
+	t.Run("Cold", func(t *testing.T) { zygoteRestarts(t, linux.Options{Zygote: true}) })
+	// The pool's sandboxes die with the zygote: runs must not get them.
+	t.Run("Pooled", func(t *testing.T) { zygoteRestarts(t, linux.Options{Zygote: true, Pool: 2}) })
+}
+
+func zygoteRestarts(t *testing.T, opts linux.Options) {
+	h := newRuntime(t, opts)
+	if res := h.run(t, py("print(1)")); !res.OK() {
+		t.Fatalf("first run: %+v", res)
+	}
+	zygote := findZygote(t)
+	done := make(chan *sandbox.Result, 1)
+	go func() {
+		res, _ := h.rt.Run(context.Background(), py("import time; time.sleep(30)"))
+		done <- res
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if err := unix.Kill(zygote, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res == nil || res.OK() {
+			t.Errorf("a run whose zygote died: %+v, want a failure", res)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a run whose zygote died did not end")
+	}
+	// The runtime learns of the death from the zygote's exit, a moment
+	// after the kernel has begun to kill the sandboxes it made; from then
+	// on, the pool's sandboxes of that zygote are dropped, not used.
+	time.Sleep(100 * time.Millisecond)
+	for i := range 4 {
+		if res := h.run(t, py("print(2)")); !res.OK() || res.Stdout != "2\n" {
+			t.Fatalf("run %d after the zygote died: %+v", i, res)
+		}
+	}
+	if again := findZygote(t); again == zygote {
+		t.Errorf("the zygote (pid %d) was not replaced", zygote)
+	}
+}
+
+// findZygote returns the pid of this process's zygote (its child).
+func findZygote(t *testing.T) int {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		cmd, err2 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || err2 != nil || !bytes.Contains(cmd, []byte("coderun's Python zygote")) {
+			continue
+		}
+		// Field 4, after the parenthesised command: the parent's pid.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+			return pid
+		}
+	}
+	t.Fatal("no zygote among this process's children")
+	return 0
 }

@@ -286,7 +286,16 @@ func (rt *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Resul
 	}
 	var b *box
 	if rt.pool != nil && !interp.NeedsColdStart(req.Env) {
-		b = rt.pool.take(req.Language)
+		// A sandbox that died while it waited (its zygote was killed,
+		// say) is dropped, not handed the request.
+		for b = rt.pool.take(req.Language); b != nil && b.dead(); b = rt.pool.take(req.Language) {
+			rt.logf("coderun: pool: a pre-started %s sandbox had ended; dropped", req.Language)
+			rt.cleanup.Add(1)
+			go func(b *box) {
+				defer rt.cleanup.Done()
+				b.destroy()
+			}(b)
+		}
 	}
 	if b == nil {
 		b, err = rt.create(ctx, interp, req.Env, false, nil, 0)
@@ -297,7 +306,18 @@ func (rt *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Resul
 			return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonSetupError, Error: err.Error()}, nil
 		}
 	}
-	return b.run(ctx, &req), nil
+	res := b.run(ctx, &req)
+	if b.pooled && res.Reason == sandbox.ReasonSetupError && b.dead() && ctx.Err() == nil {
+		// The pre-started sandbox died between the check above and the
+		// hand-over, before the program saw its code: run it afresh.
+		rt.logf("coderun: pool: a pre-started %s sandbox ended as it was handed a request; starting another", req.Language)
+		b, err = rt.create(ctx, interp, req.Env, false, nil, 0)
+		if err != nil {
+			return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonSetupError, Error: err.Error()}, nil
+		}
+		res = b.run(ctx, &req)
+	}
+	return res, nil
 }
 
 // PoolReady reports how many pre-started sandboxes for lang are waiting.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,10 +26,14 @@ var zygoteSource string
 // sandbox init and an interpreter for each. The runtime starts it on first
 // use and again if it dies.
 type zygote struct {
-	rt   *Runtime
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	sock *os.File // SOCK_SEQPACKET to the zygote
+	rt     *Runtime
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	sock   *os.File      // SOCK_SEQPACKET to the zygote
+	exited chan struct{} // closed when cmd has exited
+	// deaths counts the zygotes that have exited: a sandbox made by an
+	// earlier one may be dying with it (its init is killed with the zygote).
+	deaths atomic.Uint64
 }
 
 // zygoteConfig is zygote.py's argv[1].
@@ -105,7 +110,13 @@ func (z *zygote) start() error {
 		_ = cmd.Wait()
 		return fmt.Errorf("zygote: did not start: %v", err)
 	}
-	z.cmd, z.sock = cmd, host
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		z.deaths.Add(1)
+		close(exited)
+	}()
+	z.cmd, z.sock, z.exited = cmd, host, exited
 	return nil
 }
 
@@ -181,10 +192,10 @@ func (rt *Runtime) buildTemplate() (*os.File, error) {
 // spawn asks the zygote for a sandbox, handing it the descriptors that
 // zygote.py lists, and returns the sandbox's init: its host pid and a
 // pidfd, the only safe handle on a process that is not the host's child.
-func (z *zygote) spawn(req zygoteRequest, fds []*os.File) (int, int, error) {
+func (z *zygote) spawn(req zygoteRequest, fds []*os.File) (pid, pidfd int, generation uint64, err error) {
 	msg, err := json.Marshal(req)
 	if err != nil {
-		return 0, -1, err
+		return 0, -1, 0, err
 	}
 	raw := make([]int, len(fds))
 	for i, f := range fds {
@@ -192,12 +203,21 @@ func (z *zygote) spawn(req zygoteRequest, fds []*os.File) (int, int, error) {
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	if z.exited != nil {
+		select {
+		case <-z.exited:
+			z.rt.logf("coderun: zygote: it has exited; restarting it")
+			z.stopLocked()
+		default:
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		if z.sock == nil {
 			if err := z.start(); err != nil {
-				return 0, -1, err
+				return 0, -1, 0, err
 			}
 		}
+		generation = z.deaths.Load()
 		err = unix.Sendmsg(int(z.sock.Fd()), msg, unix.UnixRights(raw...), nil, 0)
 		if err == nil {
 			break
@@ -206,7 +226,7 @@ func (z *zygote) spawn(req zygoteRequest, fds []*os.File) (int, int, error) {
 		z.rt.logf("coderun: zygote: %v; restarting it", err)
 		z.stopLocked()
 		if attempt == 1 {
-			return 0, -1, fmt.Errorf("zygote: %w", err)
+			return 0, -1, 0, fmt.Errorf("zygote: %w", err)
 		}
 	}
 	buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(4))
@@ -216,9 +236,9 @@ func (z *zygote) spawn(req zygoteRequest, fds []*os.File) (int, int, error) {
 	}
 	if err != nil {
 		z.stopLocked()
-		return 0, -1, fmt.Errorf("zygote: no answer: %w", err)
+		return 0, -1, 0, fmt.Errorf("zygote: no answer: %w", err)
 	}
-	pidfd := -1
+	pidfd = -1
 	if scms, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && len(scms) == 1 {
 		if fds, err := unix.ParseUnixRights(&scms[0]); err == nil && len(fds) == 1 {
 			pidfd = fds[0]
@@ -230,12 +250,16 @@ func (z *zygote) spawn(req zygoteRequest, fds []*os.File) (int, int, error) {
 			unix.Close(pidfd)
 		}
 		if reply.Error != "" {
-			return 0, -1, errors.New(reply.Error)
+			return 0, -1, 0, errors.New(reply.Error)
 		}
-		return 0, -1, fmt.Errorf("zygote: bad answer %q", buf[:n])
+		return 0, -1, 0, fmt.Errorf("zygote: bad answer %q", buf[:n])
 	}
-	return reply.PID, pidfd, nil
+	return reply.PID, pidfd, generation, nil
 }
+
+// outlived reports whether the zygote that made a sandbox in generation
+// has exited since.
+func (z *zygote) outlived(generation uint64) bool { return z.deaths.Load() != generation }
 
 func (z *zygote) stopLocked() {
 	if z.sock != nil {
@@ -244,8 +268,8 @@ func (z *zygote) stopLocked() {
 	}
 	if z.cmd != nil {
 		_ = z.cmd.Process.Kill()
-		_ = z.cmd.Wait()
-		z.cmd = nil
+		<-z.exited
+		z.cmd, z.exited = nil, nil
 	}
 }
 

@@ -42,6 +42,7 @@ import ctypes
 import fcntl
 import json
 import os
+import select
 import signal
 import socket
 import struct
@@ -240,11 +241,19 @@ def start_program(req, fds):
     return pid
 
 
+def die_with_zygote():
+    # The kernel kills this process when the zygote dies; unless the zygote
+    # died before it was asked to, which the zygote's pidfd tells.
+    check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+    if select.select([ZYGOTE], [], [], 0)[0]:
+        os._exit(1)
+
+
 def sandbox_init(req, fds, inherited):
     # S: PID 1 of the new PID namespace, still host root.
     control, events, stdio, trees = fds[0], fds[1], fds[2:6], fds[6:9]
     try:
-        check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+        die_with_zygote()
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in inherited:
@@ -271,7 +280,8 @@ def sandbox_init(req, fds, inherited):
         os.setresgid(init_id, init_id, init_id)
         os.setresuid(init_id, init_id, init_id)
         check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-        check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+        die_with_zygote()  # a change of uid cleared the signal
+        os.close(ZYGOTE)
         os.write(events, b'{"ready": true}\n')
     except BaseException as e:
         try:
@@ -324,6 +334,10 @@ def spawn(req, fds, inherited, own_pid_ns):
         return pid, os.pidfd_open(pid)
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
+
+
+# Every fork inherits this pidfd of the zygote, readable once it has exited.
+ZYGOTE = os.pidfd_open(os.getpid())
 
 
 def main():
