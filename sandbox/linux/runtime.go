@@ -66,10 +66,13 @@ type Options struct {
 // DefaultZygotePreload are the modules that generated code and its tests
 // import most (HumanEval's prompts start with "from typing import List"):
 // importing typing alone costs a fresh interpreter several milliseconds.
+// Each module also makes every fork a little dearer (its pages are copied
+// and torn down with each program), so heavier and rarer ones (decimal,
+// statistics, dataclasses with inspect) are left to the programs that use
+// them.
 var DefaultZygotePreload = []string{
 	"typing", "re", "math", "cmath", "collections", "itertools", "functools", "operator",
-	"heapq", "bisect", "string", "copy", "random", "datetime", "fractions", "decimal",
-	"statistics", "dataclasses", "enum", "textwrap",
+	"heapq", "bisect", "string", "copy", "random",
 }
 
 // Runtime is the embedded Linux runtime. It is safe for concurrent use.
