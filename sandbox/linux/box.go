@@ -165,17 +165,21 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		if b.cg, err = rt.cgroups.create(b.id); err != nil {
 			return nil, err
 		}
-		// Bound the interpreter's start; the run sets its own limits.
-		if err := b.setLimits(rt.opts.Defaults.Memory, rt.opts.Defaults.Processes); err != nil {
-			return nil, err
-		}
 	}
 	// Python is forked from the zygote when there is one, unless a variable
 	// that only acts at interpreter start-up asks for a fresh one. The
 	// zygote gets the base environment only: what a request adds reaches
 	// the program with its code (sandbox.Payload), so that nothing of one
 	// run stays in the memory of the process every later run is forked from.
-	if rt.zygote != nil && interp.Language == sandbox.Python && !interp.NeedsColdStart(env) {
+	forked := rt.zygote != nil && interp.Language == sandbox.Python && !interp.NeedsColdStart(env)
+	if b.cg != nil && !forked {
+		// Bound the interpreter's start; the run sets its own limits. (A
+		// forked program runs nothing of its own before its run.)
+		if err := b.setLimits(rt.opts.Defaults.Memory, rt.opts.Defaults.Processes); err != nil {
+			return nil, err
+		}
+	}
+	if forked {
 		err = b.startForked(zygoteRequest{IDs: [2]int{uidMap[0].HostID, uidMap[1].HostID}, Env: baseEnv(sandboxHostname)})
 	} else {
 		err = b.startInit(uidMap, gidMap, mergeEnv(baseEnv(sandboxHostname), env))
