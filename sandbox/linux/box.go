@@ -213,6 +213,14 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	if b.program, err = b.programPID(); err != nil {
 		return nil, err
 	}
+	// Init shares the sandbox's memory group with the program; when the
+	// group runs out, the OOM killer must pick the program (and what it
+	// starts, which inherits this), never init. Raising a score needs no
+	// privilege (lowering init's would need CAP_SYS_RESOURCE); it also
+	// puts sandboxed code first in line when the host runs out.
+	if err := writeFile(fmt.Sprintf("/proc/%d/oom_score_adj", b.program), "1000"); err != nil {
+		return nil, err
+	}
 	// The program waits for its code: move it into its own group now,
 	// before it runs any, and off the request path.
 	if b.cg != nil {

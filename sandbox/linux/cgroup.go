@@ -111,7 +111,7 @@ func writeFile(path, value string) error {
 		unix.Close(fd)
 	}
 	if err != nil {
-		return fmt.Errorf("cgroup: write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -847,3 +847,31 @@ func findZygote(t *testing.T) int {
 	t.Fatal("no zygote among this process's children")
 	return 0
 }
+
+// TestOOMSparesInit: memory that belongs to no process (files in the
+// workspace's tmpfs count against the memory limit) leaves the kernel's
+// OOM killer to pick by size, and the sandbox's init must never be its
+// pick: the program is killed, init reports it, the run ends as
+// memory_limit.
+func TestOOMSparesInit(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts linux.Options
+	}{{"Init", linux.Options{}}, {"Zygote", linux.Options{Zygote: true}}} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newRuntime(t, c.opts)
+			for range 3 {
+				req := py(`f = open("/dev/shm/fill", "wb")
+for i in range(400):
+    f.write(b"x" * (1 << 20))
+print("survived")`)
+				req.Limits = sandbox.Limits{WallTime: 20 * time.Second, CPUTime: 20 * time.Second, Memory: 48 << 20,
+					Processes: 32, WorkspaceBytes: 512 << 20}
+				res := h.run(t, req)
+				if res.Reason != sandbox.ReasonMemoryLimit || strings.Contains(res.Error, "init ended") {
+					t.Errorf("want memory_limit reported by init: %s %s %q", res.Reason, res.Signal, res.Error)
+				}
+			}
+		})
+	}
+}
