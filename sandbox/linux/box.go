@@ -168,9 +168,10 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	}
 	// Python is forked from the zygote when there is one, unless a variable
 	// that only acts at interpreter start-up asks for a fresh one. The
-	// zygote gets the base environment only: what a request adds reaches
-	// the program with its code (sandbox.Payload), so that nothing of one
-	// run stays in the memory of the process every later run is forked from.
+	// zygote's programs start from its own (base) environment; what a
+	// request adds reaches the program with its code (sandbox.Payload), so
+	// that nothing of one run stays in the memory of the process every later
+	// run is forked from.
 	forked := rt.zygote != nil && interp.Language == sandbox.Python && !interp.NeedsColdStart(env)
 	if b.cg != nil && !forked {
 		// Bound the interpreter's start; the run sets its own limits. (A
@@ -180,7 +181,7 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		}
 	}
 	if forked {
-		err = b.startForked(zygoteRequest{IDs: [2]int{uidMap[0].HostID, uidMap[1].HostID}, Env: baseEnv(sandboxHostname)})
+		err = b.startForked(zygoteRequest{IDs: [2]int{uidMap[0].HostID, uidMap[1].HostID}})
 	} else {
 		err = b.startInit(uidMap, gidMap, mergeEnv(baseEnv(sandboxHostname), env))
 	}

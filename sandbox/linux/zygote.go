@@ -48,10 +48,10 @@ type zygoteConfig struct {
 }
 
 // zygoteRequest asks for one sandbox: the host ids of its uid 0 and of the
-// program's uid, and the program's environment.
+// program's uid. Nothing of the run itself: the zygote's memory is every
+// later program's (the environment and the code go to the program directly).
 type zygoteRequest struct {
-	IDs [2]int   `json:"ids"`
-	Env []string `json:"env"`
+	IDs [2]int `json:"ids"`
 }
 
 type zygoteReply struct {

@@ -10,7 +10,7 @@
 # namespace, the sandbox's read-only root already built by a sandbox init
 # (init.go, template mode) without /proc and the workspace.
 #
-# Each request is JSON {"ids": [I, P], "env": [...]} with nine descriptors:
+# Each request is JSON {"ids": [I, P]} with nine descriptors:
 # init's control pipe (read end) and events pipe (write end); the program's
 # stdin, stdout, stderr and request pipe; and detached mounts of the
 # workspace's work/, tmp/ and shm/ (open_tree(2) clones made by the host).
@@ -64,6 +64,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 # touches what the zygote has not yet made would make it anew, page by page.
 for name in ("mount", "syscall", "prctl", "unshare", "setns"):
     getattr(libc, name)
+libc.prctl.argtypes = (ctypes.c_int,) + (ctypes.c_ulong,) * 4  # no guessing at each call
 libc.unshare(0)      # no namespace: does nothing
 libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
 IFREQ = struct.Struct("16sH22x")
@@ -151,7 +152,7 @@ def loopback_up():
         s.close()
 
 
-def program(env, fds, status):
+def program(fds, status):
     # P, in a user namespace of its own whose ids S has mapped. Descriptors
     # first: park the four high, put them at 0-3 and close everything else
     # but the status pipe, closed once privileges are gone.
@@ -180,19 +181,14 @@ def program(env, fds, status):
     check(libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
     check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     prog = SockFprog(len(BPF) // 8, ctypes.addressof(FILTER))
-    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0), "seccomp")
     # The zygote ignores SIGINT (the host decides what to interrupt); S has
     # restored SIGCHLD; nothing else differs from a fresh interpreter.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.umask(0o022)
     # The zygote's environment is the sandbox's base environment plus
-    # LD_BIND_NOW: change only what differs.
-    want = dict(kv.split("=", 1) for kv in env)
-    for k in [k for k in os.environ if k not in want]:
-        del os.environ[k]
-    for k, v in want.items():
-        if os.environ.get(k) != v:
-            os.environ[k] = v
+    # LD_BIND_NOW; what a run adds comes with its code (sandbox.Payload).
+    del os.environ["LD_BIND_NOW"]
     os.chdir("/work")
     os.write(status, b"R")
     os.close(status)
@@ -214,7 +210,7 @@ def start_program(req, fds):
             if os.read(down_r, 1) != b"M":
                 raise OSError("ids not mapped")
             os.close(down_r)
-            program(req["env"], fds, up_w)
+            program(fds, up_w)
         except BaseException as e:
             os.write(up_w, ("program: %s" % e).encode())
         finally:
