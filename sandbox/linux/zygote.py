@@ -5,7 +5,8 @@
 # init per run: the two largest costs of a run.
 #
 # argv[1]: JSON {"bootstrap", "seccomp" (hex, struct sock_filter[]), "uid"
-# (the program's, inside), "hostname", "proc_masked", "proc_read_only"}.
+# (the program's, inside), "hostname", "proc_masked", "proc_read_only",
+# "preload" (modules to import ahead)}.
 # fd 3: a SOCK_SEQPACKET socket to the host. fd 4: the template mount
 # namespace, the sandbox's read-only root already built by a sandbox init
 # (init.go, template mode) without /proc and the workspace.
@@ -36,10 +37,13 @@
 #   "ready", reaps orphans until P exits, reports P's exit status and exits;
 #   the kernel then kills whatever is left in the PID namespace.
 #
-# The zygote never runs user code; it holds no secrets, and nothing in a
-# sandbox can reach it or S.
+# The zygote never runs user code and holds no secrets: its requests carry
+# no part of a run (a program gets its environment and code from the host
+# directly), since every later program starts with the zygote's memory.
+# Nothing in a sandbox can reach the zygote, or S.
 import ctypes
 import fcntl
+import gc
 import json
 import os
 import select
@@ -48,7 +52,20 @@ import socket
 import struct
 import sys
 
+CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_BIND = 0x2, 0x4, 0x8, 0x4000, 0x1000
+MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV = 0x1, 0x2, 0x4
+AT_FDCWD, AT_RECURSIVE, MOVE_MOUNT_F_EMPTY_PATH = -100, 0x8000, 0x4
+SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 429, 442  # the same on every architecture
+PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE = 1, 3, 4
+PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 24, 22, 38
+SECCOMP_MODE_FILTER = 2
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+TEMPLATE = 4
+
 config = json.loads(sys.argv[1])
+UID = config["uid"]
 for name in config["preload"]:
     __import__(name)
 # Started isolated (-I); a program's sys.path is laid out as "python3 -c"
@@ -56,30 +73,17 @@ for name in config["preload"]:
 sys.path.insert(0, "")
 boot = {"__name__": "_coderun_zygote"}
 exec(compile(config["bootstrap"], "<coderun-bootstrap>", "exec"), boot)
-import gc
-gc.freeze()  # the children's collections leave the zygote's objects (and their pages) alone
 
 libc = ctypes.CDLL(None, use_errno=True)
-# Looked up (and their first calls made) here, once: a fork that first
-# touches what the zygote has not yet made would make it anew, page by page.
+# Looked up (and first called) here, once: a fork that first touches what
+# the zygote has not made yet makes it anew, copying pages as it goes.
 for name in ("mount", "syscall", "prctl", "unshare", "setns"):
     getattr(libc, name)
 libc.prctl.argtypes = (ctypes.c_int,) + (ctypes.c_ulong,) * 4  # no guessing at each call
-libc.unshare(0)      # no namespace: does nothing
-libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+libc.unshare(0)  # no namespace: does nothing
+libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
 IFREQ = struct.Struct("16sH22x")
 IFREQ.unpack(IFREQ.pack(b"lo", 0))
-CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
-CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_BIND = 0x2, 0x4, 0x8, 0x4000, 0x1000
-MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV = 0x1, 0x2, 0x4
-AT_FDCWD, AT_RECURSIVE, MOVE_MOUNT_F_EMPTY_PATH = -100, 0x8000, 0x4
-SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 429, 442  # the same on every architecture
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 22, 38
-SECCOMP_MODE_FILTER = 2
-SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
-TEMPLATE = 4
-UID = config["uid"]
 
 
 class SockFprog(ctypes.Structure):
@@ -334,6 +338,7 @@ def spawn(req, fds, inherited, own_pid_ns):
 
 # Every fork inherits this pidfd of the zygote, readable once it has exited.
 ZYGOTE = os.pidfd_open(os.getpid())
+gc.freeze()  # the forks' collections leave the zygote's objects (and their pages) alone
 
 
 def main():
