@@ -14,7 +14,7 @@ import (
 	"github.com/coderun/coderun/sandbox/linux"
 )
 
-func newInteractive(t *testing.T) *linux.Runtime {
+func newInteractive(t *testing.T, opts linux.Options) *linux.Runtime {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the linux runtime needs root")
@@ -22,7 +22,7 @@ func newInteractive(t *testing.T) *linux.Runtime {
 	if err := linux.Probe().Require(nil); err != nil {
 		t.Skip(err)
 	}
-	rt, err := linux.New(linux.Options{})
+	rt, err := linux.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,14 @@ func newInteractive(t *testing.T) *linux.Runtime {
 // A long-lived sandbox keeps its workspace across programs, talks to a
 // running program through its pipes, and delivers signals to it.
 func TestSandboxConversationAndRestart(t *testing.T) {
-	rt := newInteractive(t)
+	t.Run("Init", func(t *testing.T) { conversationAndRestart(t, linux.Options{}) })
+	// The zygote builds the programs of a long-lived sandbox too, in its
+	// one workspace.
+	t.Run("Zygote", func(t *testing.T) { conversationAndRestart(t, linux.Options{Zygote: true}) })
+}
+
+func conversationAndRestart(t *testing.T, opts linux.Options) {
+	rt := newInteractive(t, opts)
 	ctx := context.Background()
 	sb, err := rt.NewSandbox(ctx, sandbox.Spec{Files: []sandbox.File{{Path: "in.txt", Content: []byte("seed")}}})
 	if err != nil {
@@ -94,7 +101,7 @@ for line in sys.stdin:
 
 // Wait with a cancelled context kills the program and every process it made.
 func TestSandboxWaitCancelled(t *testing.T) {
-	rt := newInteractive(t)
+	rt := newInteractive(t, linux.Options{})
 	sb, err := rt.NewSandbox(context.Background(), sandbox.Spec{})
 	if err != nil {
 		t.Fatal(err)

@@ -630,6 +630,21 @@ func hostView(t *testing.T, zygote bool) {
 		if !strings.Contains(string(cg), "/coderun/") {
 			t.Errorf("%s: not in a coderun cgroup:\n%s", m, cg)
 		}
+		if zygote {
+			// The zygote's fork that is the sandbox's PID 1 set it all up as
+			// host root; once the program is ready it must be root no more.
+			stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			ppid, _ := strconv.Atoi(strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))[1])
+			init := readStatus(t, ppid)
+			if id, _ := strconv.Atoi(strings.Fields(init["Uid"])[0]); id < uidBase {
+				t.Errorf("%s: its init (host pid %d) runs as host uid %s", m, ppid, init["Uid"])
+			}
+			for k, v := range map[string]string{"CapEff": "0000000000000000", "CapPrm": "0000000000000000", "NoNewPrivs": "1"} {
+				if init[k] != v {
+					t.Errorf("%s: its init's %s = %q, want %q", m, k, init[k], v)
+				}
+			}
+		}
 	}
 	if len(uids) != len(markers) {
 		t.Errorf("concurrent sandboxes share a host uid: %v", uids)
