@@ -73,6 +73,7 @@ for name in config["preload"]:
 sys.path.insert(0, "")
 boot = {"__name__": "_coderun_zygote"}
 exec(compile(config["bootstrap"], "<coderun-bootstrap>", "exec"), boot)
+import traceback  # what the bootstrap reports an uncaught exception with: most failed runs
 
 libc = ctypes.CDLL(None, use_errno=True)
 # Looked up (and first called) here, once: a fork that first touches what
