@@ -45,11 +45,13 @@ type Options struct {
 	// when the host lacks them (see Layers): "seccomp", "cgroup". Any other
 	// missing layer, or these unless listed, makes New fail.
 	AllowWeaker []string
-	// Zygote forks Python programs from one interpreter started ahead (see
-	// zygote.py) instead of starting an interpreter in each sandbox: the
-	// same isolation, at a fraction of the CPU per run. It needs the host's
-	// root (RootFS empty or "/"). Requests that set PYTHON* variables still
-	// start their own interpreter.
+	// Zygote builds Python sandboxes around forks of one interpreter
+	// started ahead (see zygote.py), in copies of a template root, instead
+	// of starting a sandbox init and an interpreter for each: the same
+	// isolation and file system, at a fraction of the CPU per run. It needs
+	// the host's root file system (RootFS empty or "/"). Requests that set
+	// PYTHON* variables, and other languages, still get a sandbox init and
+	// a fresh interpreter.
 	Zygote bool
 	// ZygotePreload names the standard-library modules the zygote imports
 	// ahead, so that programs forked from it find them imported (as a
