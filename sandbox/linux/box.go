@@ -243,11 +243,12 @@ func (b *box) hostEnds(p [][2]*os.File) {
 // request, then extra more that the host does not use) and returns them
 // with the child's ends.
 func sandboxPipes(extra int) ([][2]*os.File, []*os.File, error) {
+	hosts := []int{1, 0, 1, 0, 0, 1} // the end each of the six the host keeps
+	for range extra {
+		hosts = append(hosts, -1)
+	}
 	var p [][2]*os.File
-	for _, host := range append([]int{1, 0, 1, 0, 0, 1}, make([]int, extra)...) {
-		if len(p) >= 6 {
-			host = -1
-		}
+	for _, host := range hosts {
 		q, err := pipe(host)
 		if err != nil {
 			closeAll(p)
@@ -264,6 +265,19 @@ func sandboxPipes(extra int) ([][2]*os.File, []*os.File, error) {
 	return p, []*os.File{p[0][0], p[1][1], p[2][0], p[3][1], p[4][1], p[5][0]}, nil
 }
 
+// initCmd re-executes this binary as a sandbox init (init.go), with files
+// as its descriptors 3 on. The binary is reached through /proc/self/fd, so
+// that an init with an unprivileged host id need not reach its directory.
+func (rt *Runtime) initCmd(name string, files []*os.File, attr *syscall.SysProcAttr) *exec.Cmd {
+	return &exec.Cmd{
+		Path:        fmt.Sprintf("/proc/self/fd/%d", fdExe),
+		Args:        []string{name},
+		Env:         []string{initMarker + "=1", "GOMAXPROCS=1"},
+		ExtraFiles:  files,
+		SysProcAttr: attr,
+	}
+}
+
 // startInit starts a sandbox init (init.go) in new namespaces, which builds
 // the sandbox and starts the interpreter in it.
 func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) error {
@@ -273,10 +287,8 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 		return err
 	}
 	b.hostEnds(p)
-	// Then the runtime's own executable: the child execs it through
-	// /proc/self/fd, as the unprivileged host id it already has, which need
-	// not be able to reach the binary's directory. The child's ends become
-	// its fds 3.. in the order of init.go's constants.
+	// Then the runtime's own executable (see initCmd). The child's ends
+	// become its fds 3.. in the order of init.go's constants.
 	childEnds := []*os.File{ends[0], ends[1], ends[2], ends[3], ends[4], rt.exe, ends[5], p[6][0], p[6][1]}
 	defer func() {
 		for _, f := range childEnds {
@@ -300,13 +312,7 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 	if b.cg != nil && b.cg.fd() >= 0 {
 		attr.UseCgroupFD, attr.CgroupFD = true, b.cg.fd()
 	}
-	cmd := &exec.Cmd{
-		Path:        fmt.Sprintf("/proc/self/fd/%d", fdExe),
-		Args:        []string{"coderun-sandbox-init"},
-		Env:         []string{initMarker + "=1", "GOMAXPROCS=1"},
-		ExtraFiles:  childEnds,
-		SysProcAttr: attr,
-	}
+	cmd := rt.initCmd("coderun-sandbox-init", childEnds, attr)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start sandbox init: %w", err)
 	}
@@ -366,6 +372,12 @@ func (b *box) startForked(req zygoteRequest) error {
 // nextEvent reads init's next event, bounded by ctx and the setup timeout;
 // an error event becomes an error.
 func (b *box) nextEvent(ctx context.Context) (event, error) {
+	return readEvent(ctx, b.events, b.rt.opts.SetupTimeout)
+}
+
+// readEvent reads an init's next event from dec, bounded by ctx and
+// timeout; an error event becomes an error.
+func readEvent(ctx context.Context, dec *json.Decoder, timeout time.Duration) (event, error) {
 	type result struct {
 		ev  event
 		err error
@@ -373,7 +385,7 @@ func (b *box) nextEvent(ctx context.Context) (event, error) {
 	got := make(chan result, 1)
 	go func() {
 		var ev event
-		if err := b.events.Decode(&ev); err != nil {
+		if err := dec.Decode(&ev); err != nil {
 			got <- result{err: fmt.Errorf("sandbox init ended during setup: %w", err)}
 			return
 		}
@@ -388,8 +400,8 @@ func (b *box) nextEvent(ctx context.Context) (event, error) {
 		return r.ev, r.err
 	case <-ctx.Done():
 		return event{}, ctx.Err()
-	case <-time.After(b.rt.opts.SetupTimeout):
-		return event{}, fmt.Errorf("sandbox setup took longer than %s", b.rt.opts.SetupTimeout)
+	case <-time.After(timeout):
+		return event{}, fmt.Errorf("sandbox setup took longer than %s", timeout)
 	}
 }
 

@@ -56,11 +56,7 @@ func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
 	} else {
 		res.Files, res.FilesTruncated = files, truncated
 	}
-	b.rt.cleanup.Add(1)
-	go func() {
-		defer b.rt.cleanup.Done()
-		b.destroy()
-	}()
+	b.rt.destroyLater(b)
 	return res
 }
 

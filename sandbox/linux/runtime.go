@@ -289,40 +289,41 @@ func (rt *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Resul
 	if _, err := os.Stat(filepath.Join(rt.opts.RootFS, interp.Path)); err != nil {
 		return nil, fmt.Errorf("%w: %s is not installed (%s not found)", sandbox.ErrInvalid, req.Language, interp.Path)
 	}
-	var b *box
 	if rt.pool != nil && !interp.NeedsColdStart(req.Env) {
 		// A sandbox that died while it waited (its zygote was killed,
 		// say) is dropped, not handed the request.
-		for b = rt.pool.take(req.Language); b != nil && b.dead(); b = rt.pool.take(req.Language) {
+		b := rt.pool.take(req.Language)
+		for ; b != nil && b.dead(); b = rt.pool.take(req.Language) {
 			rt.logf("coderun: pool: a pre-started %s sandbox had ended; dropped", req.Language)
-			rt.cleanup.Add(1)
-			go func(b *box) {
-				defer rt.cleanup.Done()
-				b.destroy()
-			}(b)
+			rt.destroyLater(b)
 		}
-	}
-	if b == nil {
-		b, err = rt.create(ctx, interp, req.Env, false, nil, 0)
-		if err != nil {
-			if ctx.Err() != nil {
-				return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonKilled, Error: "cancelled during setup: " + err.Error()}, nil
+		if b != nil {
+			res := b.run(ctx, &req)
+			if res.Reason != sandbox.ReasonSetupError || !b.dead() || ctx.Err() != nil {
+				return res, nil
 			}
-			return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonSetupError, Error: err.Error()}, nil
+			// It died between the check and the hand-over, before the
+			// program saw its code: run the request afresh.
+			rt.logf("coderun: pool: a pre-started %s sandbox ended as it was handed a request; starting another", req.Language)
 		}
 	}
-	res := b.run(ctx, &req)
-	if b.pooled && res.Reason == sandbox.ReasonSetupError && b.dead() && ctx.Err() == nil {
-		// The pre-started sandbox died between the check above and the
-		// hand-over, before the program saw its code: run it afresh.
-		rt.logf("coderun: pool: a pre-started %s sandbox ended as it was handed a request; starting another", req.Language)
-		b, err = rt.create(ctx, interp, req.Env, false, nil, 0)
-		if err != nil {
-			return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonSetupError, Error: err.Error()}, nil
+	b, err := rt.create(ctx, interp, req.Env, false, nil, 0)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonKilled, Error: "cancelled during setup: " + err.Error()}, nil
 		}
-		res = b.run(ctx, &req)
+		return &sandbox.Result{Runtime: Name, ExitCode: -1, Reason: sandbox.ReasonSetupError, Error: err.Error()}, nil
 	}
-	return res, nil
+	return b.run(ctx, &req), nil
+}
+
+// destroyLater destroys b in the background; Close waits for it.
+func (rt *Runtime) destroyLater(b *box) {
+	rt.cleanup.Add(1)
+	go func() {
+		defer rt.cleanup.Done()
+		b.destroy()
+	}()
 }
 
 // PoolReady reports how many pre-started sandboxes for lang are waiting.

@@ -2,6 +2,7 @@ package linux
 
 import (
 	"bufio"
+	"context"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
@@ -12,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/coderun/coderun/sandbox"
 	"golang.org/x/sys/unix"
@@ -137,13 +137,8 @@ func (rt *Runtime) buildTemplate() (*os.File, error) {
 		return nil, err
 	}
 	defer eventsR.Close()
-	cmd := &exec.Cmd{
-		Path:        fmt.Sprintf("/proc/self/fd/%d", fdExe),
-		Args:        []string{"coderun-sandbox-template"},
-		Env:         []string{initMarker + "=1", "GOMAXPROCS=1"},
-		ExtraFiles:  []*os.File{controlR, eventsW, nil, nil, nil, rt.exe},
-		SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL, Setpgid: true},
-	}
+	cmd := rt.initCmd("coderun-sandbox-template", []*os.File{controlR, eventsW, nil, nil, nil, rt.exe},
+		&syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL, Setpgid: true})
 	err = cmd.Start()
 	controlR.Close()
 	eventsW.Close()
@@ -160,27 +155,9 @@ func (rt *Runtime) buildTemplate() (*os.File, error) {
 	if err := json.NewEncoder(controlW).Encode(&cfg); err != nil {
 		return nil, fmt.Errorf("template: %w", err)
 	}
-	got := make(chan error, 1)
-	go func() {
-		var ev event
-		err := json.NewDecoder(bufio.NewReader(eventsR)).Decode(&ev)
-		switch {
-		case err != nil:
-			got <- fmt.Errorf("template init ended during setup: %w", err)
-		case ev.Error != "":
-			got <- errors.New(ev.Error)
-		default:
-			got <- nil
-		}
-	}()
-	select {
-	case err := <-got:
-		if err != nil {
-			return nil, fmt.Errorf("template: %w", err)
-		}
-	case <-time.After(rt.opts.SetupTimeout):
+	if _, err := readEvent(context.Background(), json.NewDecoder(bufio.NewReader(eventsR)), rt.opts.SetupTimeout); err != nil {
 		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("template: setup took longer than %s", rt.opts.SetupTimeout)
+		return nil, fmt.Errorf("template: %w", err)
 	}
 	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
 	if err != nil {
