@@ -6,7 +6,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="/usr/local/go/bin:$PATH"
+# go build only recompiles what changed; the first build on a fresh machine
+# also downloads the modules and compiles them, which takes minutes.
+start=$SECONDS
+if [ ! -x bin/coderun ]; then
+  echo "setup: building bin/coderun (the first build takes a few minutes) ..." >&2
+fi
 go build -o bin/coderun ./cmd/coderun
+if ((SECONDS - start > 2)); then
+  echo "setup:   built bin/coderun in $((SECONDS - start))s" >&2
+fi
 if (($#)); then
   exec bin/coderun "$@"
 fi

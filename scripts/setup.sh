@@ -1,28 +1,83 @@
 #!/usr/bin/env bash
 # Installs what coderun and its tests need on a fresh Debian 12 machine, and
-# nothing that is already there. Safe to run again and again.
+# nothing that is already there. Safe to run again and again; each step says
+# what it does and how long it took.
+#
+#   1. Debian packages: the sandbox's interpreters and Python stack, which
+#      come from Debian at /usr/bin/python3 whatever python3 is first on PATH.
+#   2. Go: the version go.mod names. A Go of 1.21 or later fetches it by
+#      itself (GOTOOLCHAIN); with no Go at all, Debian's golang-go is
+#      installed first and the pinned toolchain is fetched through the Go
+#      module proxy as a module (golang.org/toolchain), then placed in
+#      /usr/local/go.
+#
+# Callers put /usr/local/go/bin on PATH themselves.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-# The sandbox's interpreters and Python stack come from Debian, at
-# /usr/bin/python3, whatever python3 is first on PATH.
+step_start=0
+step() { step_start=$SECONDS; printf 'setup: %s ...\n' "$*" >&2; }
+done_() { printf 'setup:   done in %ds\n' $((SECONDS - step_start)) >&2; }
+
 packages=(
   python3 python3-numpy python3-pandas python3-matplotlib
   python3-ipython python3-ipykernel python3-nbformat
   fonts-dejavu-core
 )
 
+apt_updated=
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  if [ -z "$apt_updated" ]; then
+    apt-get update -qq
+    apt_updated=1
+  fi
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  step "installing Debian packages: ${missing[*]} (a few minutes on a fresh machine)"
+  apt_install "${missing[@]}"
+  done_
 fi
 
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
-  export PATH="/usr/local/go/bin:$PATH"
+# The Go version go.mod asks for, e.g. 1.26.8.
+want=$(awk '/^go [0-9]/ {print $2; exit}' go.mod)
+
+# go_minor prints the minor version of a Go binary (21 for go1.21.3), or 0.
+go_minor() {
+  "$1" env GOVERSION 2>/dev/null | sed -n 's/^go1\.\([0-9]*\).*/\1/p' | grep . || echo 0
+}
+
+export PATH="/usr/local/go/bin:$PATH"
+if command -v go >/dev/null 2>&1 && [ "$(go_minor "$(command -v go)")" -ge 21 ]; then
+  : # a Go that can switch to go.mod's toolchain by itself (GOTOOLCHAIN=auto)
+else
+  step "installing Go $want (Debian's golang-go, then go$want through the Go module proxy)"
+  command -v go >/dev/null 2>&1 || apt_install golang-go ca-certificates
+  boot=$(command -v go)
+  arch=$(dpkg --print-architecture)
+  tmp=$(mktemp -d)
+  trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+  # The toolchain is published as the module golang.org/toolchain, one
+  # version per release and platform; an old Go can download it like any
+  # module.
+  dir=$(cd "$tmp" && GOPATH="$tmp/gopath" GOFLAGS=-modcacherw GO111MODULE=on \
+    "$boot" mod download -json "golang.org/toolchain@v0.0.1-go$want.linux-$arch" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
+  [ -f "$dir/bin/go" ] || { echo "setup: could not fetch Go $want" >&2; exit 1; }
+  rm -rf /usr/local/go.new
+  cp -a "$dir" /usr/local/go.new
+  # Module zips do not keep file modes: the tools must be made executable.
+  chmod -R u+w /usr/local/go.new
+  chmod +x /usr/local/go.new/bin/* /usr/local/go.new/pkg/tool/*/*
+  rm -rf /usr/local/go
+  mv /usr/local/go.new /usr/local/go
+  hash -r
+  done_
 fi
-command -v go >/dev/null || { echo "setup: Go is not installed (expected at /usr/local/go)" >&2; exit 1; }
+command -v go >/dev/null || { echo "setup: Go is not installed" >&2; exit 1; }
