@@ -3,6 +3,7 @@ package linux
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"syscall"
@@ -94,13 +95,13 @@ type exit struct {
 
 func runInit() {
 	runtime.LockOSThread() // namespaces, capabilities and seccomp are per thread
-	for fd := fdControl; fd <= fdReadyW; fd++ {
-		syscall.CloseOnExec(fd)
-	}
 	events := json.NewEncoder(os.NewFile(fdEvents, "events"))
 	fail := func(err error) {
 		_ = events.Encode(event{Error: err.Error()})
 		os.Exit(1)
+	}
+	if err := closeInherited(); err != nil {
+		fail(err)
 	}
 	var cfg setupConfig
 	control := json.NewDecoder(os.NewFile(fdControl, "control"))
@@ -161,6 +162,20 @@ func runInit() {
 	}
 	_ = events.Encode(event{Exit: ex})
 	os.Exit(0)
+}
+
+// closeInherited makes every descriptor of init close on exec: its own
+// (fds 3 to 11, which it uses and hands on by name), and any other that the
+// process which started coderun left open without close-on-exec (a shell's
+// "exec 7</etc", a framework's socket) and that came along through the
+// host's fork and exec. Nothing init execs, the program least of all, then
+// gets a descriptor it was not explicitly given. Close-on-exec rather than
+// close: the Go runtime may hold descriptors of its own here.
+func closeInherited() error {
+	if err := unix.CloseRange(fdControl, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("init: close inherited descriptors: %w", err)
+	}
+	return nil
 }
 
 // setup builds the sandbox: its file system, host name and network.

@@ -89,5 +89,8 @@ func (h *harness) security(t *testing.T) {
 		{"HardlinkToHostFile", h.hardlinkOut},
 		{"SpecialFilesOut", h.specialFilesOut},
 		{"LongNamesAndDeepPaths", h.longNames},
+
+		// Red-team pass 2: descriptors inherited from the caller (security_fds.go).
+		{"InheritedDescriptors", h.inheritedDescriptors},
 	})
 }
