@@ -66,4 +66,12 @@ type Process interface {
 	Wait(ctx context.Context) *Result
 	// Kill stops the program at once.
 	Kill()
+	// AwaitingInput reports whether the program's main thread is, at this
+	// moment, blocked reading its standard input (the pipe Stdin writes
+	// to), as the host's kernel sees it from outside the sandbox. Nothing
+	// the program writes can make it true: only the program really waiting
+	// for its input can. A session ends a cell on it rather than on the
+	// interpreter's word. A runtime that cannot observe it returns an error
+	// wrapping errors.ErrUnsupported.
+	AwaitingInput() (bool, error)
 }

@@ -120,3 +120,98 @@ func TestSandboxWaitCancelled(t *testing.T) {
 		t.Fatalf("reason %s", res.Reason)
 	}
 }
+
+// AwaitingInput is true only while the program's main thread is blocked
+// reading its stdin: not while it computes, nor while it is blocked reading
+// another pipe, whatever it writes; and the program cannot open its stdin
+// pipe for writing, to wake itself after the host has looked.
+func TestSandboxAwaitingInput(t *testing.T) {
+	t.Run("Init", func(t *testing.T) { awaitingInput(t, linux.Options{}) })
+	t.Run("Zygote", func(t *testing.T) { awaitingInput(t, linux.Options{Zygote: true}) })
+}
+
+func awaitingInput(t *testing.T, opts linux.Options) {
+	rt := newInteractive(t, opts)
+	ctx := context.Background()
+	sb, err := rt.NewSandbox(ctx, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	prog := `import os
+r, w = os.pipe()
+try:
+    open("/proc/self/fd/0", "wb")
+    os.write(1, b"stdin writable\n")
+except OSError as e:
+    os.write(1, b"stdin not writable\n")
+while True:
+    cmd = os.read(0, 100).strip()
+    os.write(1, cmd + b"\n")
+    if cmd == b"other":
+        os.read(r, 1)  # blocked, but not on stdin
+    elif cmd == b"spin":
+        while True:
+            pass
+`
+	p, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Python, Code: prog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	go io.Copy(io.Discard, p.Stderr())
+	out := bufio.NewReader(p.Stdout())
+	if line, _ := out.ReadString('\n'); line != "stdin not writable\n" {
+		t.Fatalf("the program could open its stdin for writing: %q", line)
+	}
+	if !eventually(t, p, true) {
+		t.Fatal("a program blocked reading its stdin is not seen awaiting input")
+	}
+	for _, cmd := range []string{"other", "spin"} {
+		t.Run(cmd, func(t *testing.T) {
+			io.WriteString(p.Stdin(), cmd+"\n")
+			if line, _ := out.ReadString('\n'); line != cmd+"\n" {
+				t.Fatalf("reply %q", line)
+			}
+			for range 50 {
+				if eventually(t, p, true) {
+					t.Fatalf("%s: seen awaiting input", cmd)
+				}
+			}
+		})
+		if cmd == "other" {
+			p.Kill()
+			p.Wait(ctx)
+			p, err = sb.Start(ctx, sandbox.Program{Language: sandbox.Python, Code: prog})
+			if err != nil {
+				t.Fatal(err)
+			}
+			go io.Copy(io.Discard, p.Stderr())
+			out = bufio.NewReader(p.Stdout())
+			out.ReadString('\n')
+		}
+	}
+	p.Kill()
+	p.Wait(ctx)
+	if _, err := p.AwaitingInput(); err == nil {
+		t.Fatal("no error for a program that has ended")
+	}
+}
+
+// eventually asks p whether it awaits input, a few times over 10 ms when
+// want is true (the program may not have reached its read yet), and
+// reports the answer.
+func eventually(t *testing.T, p sandbox.Process, want bool) bool {
+	t.Helper()
+	for range 20 {
+		ok, err := p.AwaitingInput()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok == want {
+			return ok
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
+	return !want
+}
