@@ -6,16 +6,34 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 
+	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/spf13/cobra"
 )
 
-// Exit codes of coderun itself (a run's own exit code is mirrored otherwise).
+// Exit codes: one table for every command. A command that runs a program
+// (exec) mirrors the program's own status; the others are coderun's:
+//
+//	0    success
+//	1    the command ran and its answer is no: ask ended without an answer,
+//	     doctor found a required layer missing, a notebook cell failed
+//	2    bad flags, arguments, input or configuration (an unknown flag or
+//	     subcommand, a missing argument, no model or API key): nothing ran
+//	3    ask: the run is paused, awaiting a person's approval
+//	124  a wall-time or CPU-time limit (as timeout(1))
+//	125  the sandbox could not be set up (not root, an isolation layer
+//	     missing, the runtime failed to start)
+//	130  cancelled (Ctrl-C)
+//	137  the memory limit (the OOM killer's SIGKILL)
+//	141  the output limit (as a broken pipe)
+//	128+N  exec: the program was killed by signal N
 const (
+	exitFailure = 1
 	exitUsage   = 2   // bad flags or input: nothing ran
 	exitSetup   = 125 // the sandbox could not be set up
 	exitTimeout = 124 // wall or CPU time limit, as timeout(1)
@@ -37,19 +55,28 @@ func run(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.Execute()
-	var ee exitError
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0
-	case errors.As(err, &ee):
-		return ee.code
-	case errors.Is(err, sandbox.ErrInvalid), isUsage(err):
-		fmt.Fprintln(os.Stderr, "coderun:", err)
-		return exitUsage
-	default:
-		fmt.Fprintln(os.Stderr, "coderun:", err)
-		return 1
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "coderun:", err)
+	return errorExitCode(err)
+}
+
+// errorExitCode is the status for an error a command returned (see the table).
+func errorExitCode(err error) int {
+	switch {
+	case errors.Is(err, sandbox.ErrInvalid), isUsage(err), errors.Is(err, llm.ErrAuth):
+		return exitUsage
+	case isSetup(err):
+		return exitSetup
+	case errors.Is(err, context.Canceled):
+		return exitKilled
+	}
+	return exitFailure
 }
 
 // usageError marks errors in how the command was called.
@@ -62,20 +89,68 @@ func isUsage(err error) bool {
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// setupError marks a runtime that could not be started.
+type setupError struct{ error }
+
+func (e setupError) Unwrap() error { return e.error }
+
+func isSetup(err error) bool {
+	var s setupError
+	return errors.As(err, &s)
+}
+
 func newRootCmd() *cobra.Command {
 	g := &globalFlags{}
 	root := &cobra.Command{
 		Use:           "coderun",
 		Short:         "Run untrusted, model-written code in a sandbox",
 		Long:          "coderun runs code in an isolated sandbox (Linux namespaces, seccomp, cgroups) and reports\nits output, exit status, resource usage and files, so that an agent can act on real results.",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetVersionTemplate("coderun {{.Version}}\n")
 	g.register(root)
 	root.AddCommand(newExecCmd(g), newDoctorCmd(g), newBenchCmd())
 	root.AddCommand(newEvalCmd(g))
 	root.AddCommand(newAskCmd(g), newRunsCmd(g), newReviewCmd(g))
 	root.AddCommand(newReplCmd(g), newNotebookCmd(g))
+	root.AddCommand(newVersionCmd())
+	usageErrors(root)
 	return root
+}
+
+// usageErrors makes every way of calling a command wrongly a usage error
+// (exit 2): wrong arguments, and an unknown or missing subcommand of a
+// group, which cobra would otherwise answer with its help and status 0.
+func usageErrors(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		usageErrors(sub)
+	}
+	if c.HasAvailableSubCommands() && !c.Runnable() {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			cmd.SuggestionsMinimumDistance = 2
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf("; did you mean %q?", s[0])
+			}
+			return usageError{fmt.Errorf("%s (see %s --help)", msg, cmd.CommandPath())}
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error {
+			return cmd.Help()
+		}
+		return
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{fmt.Errorf("%s: %w (see %s --help)", cmd.CommandPath(), err, cmd.CommandPath())}
+			}
+			return nil
+		}
+	}
 }

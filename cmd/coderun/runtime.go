@@ -33,13 +33,17 @@ func (g *globalFlags) register(cmd *cobra.Command) {
 func (g *globalFlags) open() (sandbox.Runtime, error) {
 	switch g.runtime {
 	case "linux":
-		return linux.New(linux.Options{
+		rt, err := linux.New(linux.Options{
 			RootFS:      g.rootFS,
 			StateDir:    g.stateDir,
 			AllowWeaker: g.allowWeaker,
 			Pool:        g.pool,
 			Zygote:      g.zygote && g.rootFS == "",
 		})
+		if err != nil {
+			return nil, setupError{err}
+		}
+		return rt, nil
 	default:
 		return nil, usagef("unknown runtime %q (known: linux)", g.runtime)
 	}
