@@ -75,7 +75,7 @@ func (f *sessionFlags) config(lang sandbox.Language) (session.Config, error) {
 	if cfg.Env, err = parseKV(f.env, "--env"); err != nil {
 		return cfg, err
 	}
-	if cfg.Files, err = readUploads(f.files); err != nil {
+	if cfg.Files, err = readUploads(f.files, cfg.Limits.WorkspaceBytes); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -373,6 +373,10 @@ func (r *replRenderer) cellEnd(c *session.Cell) {
 		fmt.Fprintf(r.errw, "coderun: %s\n", c.Ended.Message)
 	default:
 		line := fmt.Sprintf("coderun: cell %d: %s after %s", c.Index, c.Status, c.Duration.Round(time.Millisecond))
+		if c.Ended != nil && c.Ended.Message != "" {
+			// How the interpreter ended (the memory limit, exit, a signal).
+			line += ": " + c.Ended.Message
+		}
 		if c.Restarted {
 			line += "; the interpreter was restarted (variables are gone, files are kept)"
 		}

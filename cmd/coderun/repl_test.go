@@ -95,3 +95,32 @@ func TestReplFromPipe(t *testing.T) {
 		}
 	}
 }
+
+// A cell that runs out of memory says so in text mode, as --json and
+// notebook run do, rather than only "died".
+func TestReplSaysMemoryLimit(t *testing.T) {
+	needSessions(t)
+	stdin, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w.WriteString("x = bytearray(400 << 20)\n\nprint('after')\n")
+		w.Close()
+	}()
+	f := &replFlags{}
+	f.timeout, f.grace, f.procs = session.DefaultLimits.CellTime, session.DefaultLimits.Grace, 64
+	f.memory, f.output, f.workspace = "64MiB", "1MiB", "64MiB"
+	var out, errOut bytes.Buffer
+	err = runRepl(context.Background(), &globalFlags{runtime: "linux"}, f, stdin, &out, &errOut)
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("exit %v (a cell failed: want 1)\n%s", err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "cell 1: died") || !strings.Contains(errOut.String(), "memory limit") {
+		t.Fatalf("stderr does not name the memory limit:\n%s", errOut.String())
+	}
+	if !strings.Contains(out.String(), "after") {
+		t.Fatalf("the session did not go on after the restart:\n%s", out.String())
+	}
+}
