@@ -716,13 +716,15 @@ print(json.dumps({"mounts": open("/proc/self/mountinfo").read(), "sys": os.path.
 	writable := map[string]bool{"/work": true, "/tmp": true, "/dev/shm": true, "/proc": true,
 		"/dev/null": true, "/dev/zero": true, "/dev/full": true, "/dev/random": true, "/dev/urandom": true}
 	masked := map[string]bool{}
-	for _, n := range []string{"kcore", "keys", "key-users", "timer_list", "sched_debug", "kallsyms", "kpagecount", "kpageflags", "kpagecgroup", "sysrq-trigger"} {
+	for _, n := range []string{"cmdline", "kcore", "keys", "key-users", "timer_list", "sched_debug", "kallsyms", "kpagecount", "kpageflags", "kpagecgroup", "sysrq-trigger"} {
 		masked["/proc/"+n] = true
 	}
 	allowed := func(mp string) bool {
 		switch {
 		case writable[mp], masked[mp], mp == "/", mp == "/usr", mp == "/dev":
 			return true
+		case mp == "/proc/sys/kernel/random/boot_id":
+			return true // the sandbox's own boot id (mount.go)
 		case strings.HasPrefix(mp, "/etc/") && strings.Count(mp, "/") == 2:
 			return true // read-only binds of /etc directories
 		case mp == "/proc/sys" || mp == "/proc/irq" || mp == "/proc/bus" || mp == "/proc/fs" || mp == "/proc/acpi" || mp == "/proc/scsi":

@@ -1,10 +1,13 @@
 package linux
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,9 +42,10 @@ var (
 		"os-release", "debian_version", "matplotlibrc", "inputrc", "gai.conf", "bash.bashrc", "environment"}
 )
 
-// procMasked hide host details; procReadOnly may be read but never written.
+// procMasked hide host details (cmdline names the host's boot image and
+// root disk); procReadOnly may be read but never written.
 var (
-	procMasked   = []string{"kcore", "keys", "key-users", "timer_list", "sched_debug", "kallsyms", "kpagecount", "kpageflags", "kpagecgroup", "sysrq-trigger"}
+	procMasked   = []string{"cmdline", "kcore", "keys", "key-users", "timer_list", "sched_debug", "kallsyms", "kpagecount", "kpageflags", "kpagecgroup", "sysrq-trigger"}
 	procReadOnly = []string{"sys", "irq", "bus", "fs", "acpi", "scsi"}
 )
 
@@ -236,7 +240,15 @@ func buildDev(cfg *setupConfig, dev string) error {
 	return nil
 }
 
+// buildProc mounts a fresh procfs of the sandbox's PID namespace on proc,
+// masks the entries that describe the host (procMasked, and the boot id:
+// see stageBootID) and makes the system's tunables read-only.
 func buildProc(proc, devNull string) error {
+	bootID, err := stageBootID(proc)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(bootID)
 	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return mountErr("proc", err)
 	}
@@ -258,7 +270,70 @@ func buildProc(proc, devNull string) error {
 			return err
 		}
 	}
+	return coverBootID(proc, bootID)
+}
+
+// procBootID is the kernel's boot id, under /proc: a random id made at
+// the host's boot, the same for every process of the machine until it
+// reboots, so it names the host (and links runs to one another). Programs
+// read it (systemd's libraries, some telemetry and caching code), so the
+// sandbox gets one of its own rather than none.
+const procBootID = "sys/kernel/random/boot_id"
+
+// stageBootID makes the sandbox's own boot id, before procfs is mounted
+// on proc: a file holding a fresh random id, on a tiny read-only tmpfs
+// mounted on proc itself, which procfs then covers (no path leads to it).
+// It returns an O_PATH descriptor of the file, for coverBootID to bind
+// (a bind's source must be a mount of this namespace, which it is).
+func stageBootID(proc string) (int, error) {
+	if err := unix.Mount("tmpfs", proc, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,nr_inodes=4,mode=0755"); err != nil {
+		return -1, mountErr("boot id tmpfs", err)
+	}
+	id, err := newBootID()
+	if err != nil {
+		return -1, mountErr("boot id", err)
+	}
+	file := filepath.Join(proc, "boot_id")
+	if err := os.WriteFile(file, []byte(id+"\n"), 0o444); err != nil {
+		return -1, mountErr("boot id", err)
+	}
+	if err := setAttr(proc, unix.MOUNT_ATTR_RDONLY, false); err != nil {
+		return -1, mountErr("make boot id tmpfs read-only", err)
+	}
+	fd, err := unix.Open(file, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, mountErr("boot id", err)
+	}
+	return fd, nil
+}
+
+// coverBootID binds the staged boot id (an O_PATH descriptor) over the
+// kernel's, read-only.
+func coverBootID(proc string, staged int) error {
+	target := filepath.Join(proc, procBootID)
+	if _, err := os.Stat(target); err != nil {
+		return nil // a kernel without one
+	}
+	src := filepath.Join(proc, "self", "fd", strconv.Itoa(staged))
+	if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+		return mountErr("mask /proc/"+procBootID, err)
+	}
+	if err := setAttr(target, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, false); err != nil {
+		return mountErr("make /proc/"+procBootID+" read-only", err)
+	}
 	return nil
+}
+
+// newBootID is a random (version 4) UUID in the kernel's boot_id format.
+func newBootID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32], nil
 }
 
 // pivotRoot makes root the new "/" and detaches the old one entirely, so no

@@ -30,6 +30,9 @@ var deniedSyscalls = []string{
 	"acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "quotactl_fd",
 	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
 	"iopl", "ioperm", "vhangup", "lookup_dcookie", "uselib", "ustat", "sysfs",
+	// watching files: the system tree is the host's (or, under the zygote,
+	// every sandbox's), so a watch on it sees what others open
+	"inotify_init", "inotify_init1", "fanotify_init",
 }
 
 // namespaceCloneFlags are the clone(2) flags that would create namespaces.
@@ -53,6 +56,14 @@ func deniedSocketDomains() []uint64 {
 	return out
 }
 
+// netlinkRoute is the one netlink protocol a program may open: rtnetlink,
+// through which libc lists the (loopback-only) interfaces. The others
+// reach kernel state beyond the sandbox's network namespace: above all
+// NETLINK_KOBJECT_UEVENT, the host's device events, which the kernel
+// broadcasts into network namespaces owned by the initial user namespace
+// (the zygote's sandboxes have one).
+const netlinkRoute = unix.NETLINK_ROUTE
+
 // seccompPolicy is the sandbox's filter: allow by default, deny the above.
 func seccompPolicy() seccomp.Policy {
 	var cond []seccomp.NameWithConditions
@@ -69,6 +80,10 @@ func seccompPolicy() seccomp.Policy {
 	cond = append(cond,
 		seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
 			{Argument: 0, Operation: seccomp.GreaterThan, Value: 16},
+		}},
+		seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+			{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_NETLINK},
+			{Argument: 2, Operation: seccomp.NotEqual, Value: netlinkRoute},
 		}},
 	)
 	// Raw and packet sockets by type. The filter's BitsSet matches when any

@@ -44,6 +44,7 @@ type zygoteConfig struct {
 	Hostname     string   `json:"hostname"`
 	ProcMasked   []string `json:"proc_masked"`
 	ProcReadOnly []string `json:"proc_read_only"`
+	ProcBootID   string   `json:"proc_boot_id"`
 	Preload      []string `json:"preload"`
 }
 
@@ -78,7 +79,8 @@ func (z *zygote) start() error {
 	cfg, err := json.Marshal(zygoteConfig{
 		Bootstrap: interp.Argv[len(interp.Argv)-1], Seccomp: hex.EncodeToString(filter), UID: sandboxUID,
 		Hostname: sandboxHostname, ProcMasked: procMasked, ProcReadOnly: procReadOnly,
-		Preload: z.rt.opts.ZygotePreload,
+		ProcBootID: procBootID,
+		Preload:    z.rt.opts.ZygotePreload,
 	})
 	if err != nil {
 		return err

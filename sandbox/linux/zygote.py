@@ -6,10 +6,12 @@
 #
 # argv[1]: JSON {"bootstrap", "seccomp" (hex, struct sock_filter[]), "uid"
 # (the program's, inside), "hostname", "proc_masked", "proc_read_only",
-# "preload" (modules to import ahead)}.
+# "proc_boot_id" (masked by a random id per sandbox), "preload" (modules to
+# import ahead)}.
 # fd 3: a SOCK_SEQPACKET socket to the host. fd 4: the template mount
 # namespace, the sandbox's read-only root already built by a sandbox init
-# (init.go, template mode) without /proc and the workspace.
+# (init.go, template mode) without /proc and the workspace. Any other
+# descriptor it inherited is closed before anything else runs.
 #
 # Each request is JSON {"ids": [I, P]} with nine descriptors:
 # init's control pipe (read end) and events pipe (write end); the program's
@@ -41,11 +43,29 @@
 # no part of a run (a program gets its environment and code from the host
 # directly), since every later program starts with the zygote's memory.
 # Nothing in a sandbox can reach the zygote, or S.
+import os
+
+
+def close_inherited(keep):
+    # The host's process may have leaked descriptors (no close-on-exec) to
+    # the zygote: a directory would give openat(2) access to the host's
+    # files to every fork. Only those named in keep stay open.
+    for fd in [int(n) for n in os.listdir("/proc/self/fd")]:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own descriptor, closed already
+
+
+# The zygote's very first act: of what it inherited, keep only its standard
+# streams, the socket to the host and the template.
+close_inherited({0, 1, 2, 3, 4})
+
 import ctypes
 import fcntl
 import gc
 import json
-import os
 import select
 import signal
 import socket
@@ -55,7 +75,7 @@ import sys
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_BIND = 0x2, 0x4, 0x8, 0x4000, 0x1000
-MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV = 0x1, 0x2, 0x4
+MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC = 0x1, 0x2, 0x4, 0x8
 AT_FDCWD, AT_RECURSIVE, MOVE_MOUNT_F_EMPTY_PATH = -100, 0x8000, 0x4
 SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 429, 442  # the same on every architecture
 PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE = 1, 3, 4
@@ -115,6 +135,8 @@ LAST_CAP = last_cap()
 # sandbox's procfs has the same ones as the host's).
 PROC_MASKED = [p for p in ("/proc/" + n for n in config["proc_masked"]) if os.path.exists(p)]
 PROC_READ_ONLY = [p for p in ("/proc/" + n for n in config["proc_read_only"]) if os.path.exists(p)]
+BOOT_ID = "/proc/" + config["proc_boot_id"]
+HAS_BOOT_ID = os.path.exists(BOOT_ID)
 BPF = bytes.fromhex(config["seccomp"])
 FILTER = ctypes.create_string_buffer(BPF, len(BPF))
 
@@ -123,15 +145,50 @@ def report(fd, msg):
     os.write(fd, (json.dumps(msg) + "\n").encode())
 
 
-def mount(src, dst, fstype, flags, what):
-    check(libc.mount(src, dst.encode(), fstype, flags, None), what)
+def mount(src, dst, fstype, flags, what, data=None):
+    check(libc.mount(src, dst.encode(), fstype, flags, data), what)
+
+
+def set_attr(path, attrs, flags, what):
+    attr = MountAttr(attrs, 0, 0, 0)
+    check(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags,
+                       ctypes.byref(attr), ctypes.sizeof(attr)), what)
 
 
 def read_only(path):
     mount(path.encode(), path, None, MS_BIND | MS_REC, "bind " + path)
-    attr = MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, 0, 0)
-    check(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), AT_RECURSIVE,
-                       ctypes.byref(attr), ctypes.sizeof(attr)), "make %s read-only" % path)
+    set_attr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, AT_RECURSIVE, "make %s read-only" % path)
+
+
+def new_boot_id():
+    # A random (version 4) UUID, as mount.go's newBootID makes it.
+    b = bytearray(os.urandom(16))
+    b[6] = b[6] & 0x0F | 0x40
+    b[8] = b[8] & 0x3F | 0x80
+    h = b.hex()
+    return "%s-%s-%s-%s-%s\n" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
+
+
+def stage_boot_id():
+    # The sandbox's own boot id, as mount.go's stageBootID makes it: a file
+    # on a tiny read-only tmpfs on /proc, which procfs then covers.
+    mount(b"tmpfs", "/proc", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "boot id tmpfs", b"size=4k,nr_inodes=4,mode=0755")
+    fd = os.open("/proc/boot_id", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    try:
+        os.write(fd, new_boot_id().encode())
+    finally:
+        os.close(fd)
+    set_attr("/proc", MOUNT_ATTR_RDONLY, 0, "make boot id tmpfs read-only")
+    return os.open("/proc/boot_id", os.O_PATH | os.O_CLOEXEC)
+
+
+def cover_boot_id(staged):
+    # As mount.go's coverBootID: the staged id over the kernel's, read-only.
+    if HAS_BOOT_ID:
+        mount(b"/proc/self/fd/%d" % staged, BOOT_ID, None, MS_BIND, "mask " + BOOT_ID)
+        set_attr(BOOT_ID, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0,
+                 "make %s read-only" % BOOT_ID)
+    os.close(staged)
 
 
 def build_mounts(trees):
@@ -141,11 +198,13 @@ def build_mounts(trees):
               "mount workspace on " + target)
         os.close(tree)
     # /proc of this PID namespace, as mount.go's buildProc makes it.
+    boot_id = stage_boot_id()
     mount(b"proc", "/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "proc")
     for p in PROC_MASKED:
         mount(b"/dev/null", p, None, MS_BIND, "mask " + p)
     for p in PROC_READ_ONLY:
         read_only(p)
+    cover_boot_id(boot_id)
 
 
 def loopback_up():
@@ -250,6 +309,15 @@ def die_with_zygote():
         os._exit(1)
 
 
+def quiet_stdio():
+    # S speaks only on its two pipes: its standard streams (the zygote's,
+    # the last of them the host's stderr) become /dev/null.
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
 def sandbox_init(req, fds, inherited):
     # S: PID 1 of the new PID namespace, still host root.
     control, events, stdio, trees = fds[0], fds[1], fds[2:6], fds[6:9]
@@ -259,6 +327,7 @@ def sandbox_init(req, fds, inherited):
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in inherited:
             os.close(fd)
+        quiet_stdio()
         check(libc.setns(TEMPLATE, CLONE_NEWNS), "enter the template")
         check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "namespaces")
         os.close(TEMPLATE)

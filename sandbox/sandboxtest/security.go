@@ -90,6 +90,12 @@ func (h *harness) security(t *testing.T) {
 		{"SpecialFilesOut", h.specialFilesOut},
 		{"LongNamesAndDeepPaths", h.longNames},
 
+		// Red-team pass 2: side channels and what the program may see and
+		// change of the host (security_sidechannels.go).
+		{"HostIdentity", h.hostIdentity},
+		{"InotifyOnSystemTree", h.inotifyOnSystemTree},
+		{"KernelUevents", h.kernelUevents},
+
 		// Red-team pass 2: descriptors inherited from the caller (security_fds.go).
 		{"InheritedDescriptors", h.inheritedDescriptors},
 	})
