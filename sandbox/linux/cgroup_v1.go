@@ -136,18 +136,40 @@ func (g *cgroupV1Group) programProcs() int64 {
 }
 
 func (g *cgroupV1Group) setLimits(memory int64, pids int) error {
-	mem := g.dirs["memory"]
-	m := strconv.FormatInt(memory, 10)
-	if err := writeFile(filepath.Join(mem, "memory.limit_in_bytes"), m); err != nil {
+	if err := g.setMemory(memory); err != nil {
 		return err
-	}
-	if g.memsw {
-		if err := writeFile(filepath.Join(mem, "memory.memsw.limit_in_bytes"), m); err != nil {
-			return err
-		}
 	}
 	if g.prog != "" {
 		return writeFile(filepath.Join(g.prog, "pids.max"), strconv.Itoa(pids))
+	}
+	return nil
+}
+
+// setMemory sets the memory limit and, with swap accounting, the same
+// memory+swap limit (no swap). The kernel keeps memory.limit_in_bytes at
+// most memory.memsw.limit_in_bytes at every step, refusing (EINVAL) a
+// write that would break it: a raise writes memsw first, a cut the limit
+// first.
+func (g *cgroupV1Group) setMemory(memory int64) error {
+	mem := g.dirs["memory"]
+	limit := filepath.Join(mem, "memory.limit_in_bytes")
+	files := []string{limit}
+	if g.memsw {
+		memsw := filepath.Join(mem, "memory.memsw.limit_in_bytes")
+		files = append(files, memsw)
+		cur, err := readInt(limit)
+		if err != nil {
+			return fmt.Errorf("cgroup v1: read memory limit: %w", err)
+		}
+		if memory > cur {
+			files = []string{memsw, limit}
+		}
+	}
+	m := strconv.FormatInt(memory, 10)
+	for _, f := range files {
+		if err := writeFile(f, m); err != nil {
+			return err
+		}
 	}
 	return nil
 }

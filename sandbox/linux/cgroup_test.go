@@ -1,0 +1,75 @@
+package linux
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/coderun/coderun/sandbox"
+)
+
+// testCgroups returns this host's cgroup driver, or skips.
+func testCgroups(t *testing.T) cgroups {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("cgroups need root")
+	}
+	cgs, err := detectCgroups()
+	if err != nil {
+		t.Skip(err)
+	}
+	return cgs
+}
+
+// memoryLimits reads back a group's memory limits: v1's memory and
+// memory+swap limits (the latter -1 without swap accounting), v2's
+// memory.max and -1.
+func memoryLimits(t *testing.T, g cgroup) (int64, int64) {
+	t.Helper()
+	switch g := g.(type) {
+	case *cgroupV1Group:
+		mem, err := readInt(filepath.Join(g.dirs["memory"], "memory.limit_in_bytes"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.memsw {
+			return mem, -1
+		}
+		sw, err := readInt(filepath.Join(g.dirs["memory"], "memory.memsw.limit_in_bytes"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mem, sw
+	case *cgroupV2Group:
+		mem, err := readInt(filepath.Join(g.dir, "memory.max"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mem, -1
+	}
+	t.Fatalf("unknown cgroup driver %T", g)
+	return 0, 0
+}
+
+// TestMemoryLimitsUpAndDown: a group's memory limit can be raised and cut
+// again, from 16 MiB to 8 GiB and back, on this host's real cgroups: on
+// v1 the memory and memory+swap limits always end equal (the kernel
+// refuses a memory limit above memory+swap, so the order of the two
+// writes matters both ways).
+func TestMemoryLimitsUpAndDown(t *testing.T) {
+	cgs := testCgroups(t)
+	g, err := cgs.create("test-limits-" + newID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.destroy()
+	for _, m := range []int64{16 << 20, 512 << 20, 600 << 20, 1 << 30, 8 << 30, 1 << 30, 600 << 20, 16 << 20, 8 << 30, 64 << 20} {
+		if err := g.setLimits(m, 32); err != nil {
+			t.Fatalf("set memory limit %s: %v", sandbox.FormatBytes(m), err)
+		}
+		mem, sw := memoryLimits(t, g)
+		if mem != m || (sw != -1 && sw != m) {
+			t.Errorf("after setting %s: memory limit %d, memory+swap %d; want both %d", sandbox.FormatBytes(m), mem, sw, m)
+		}
+	}
+}
