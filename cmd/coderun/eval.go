@@ -147,6 +147,14 @@ func runEval(ctx context.Context, g *globalFlags, f *evalFlags, problemsPath str
 	if err != nil {
 		return err
 	}
+	// Outputs are checked before anything runs; verdicts are never appended
+	// to the file they are computed from.
+	if err := checkOutputFile("--output", f.output, problemsPath, f.samples); err != nil {
+		return err
+	}
+	if err := checkOutputFile("--summary", f.summary, problemsPath, f.samples, f.output); err != nil {
+		return err
+	}
 
 	// Read and check every input before anything runs.
 	badLines := 0
@@ -233,8 +241,8 @@ func runEval(ctx context.Context, g *globalFlags, f *evalFlags, problemsPath str
 	}
 	if f.summary != "" {
 		data, _ := json.MarshalIndent(sum, "", "  ")
-		if err := os.WriteFile(f.summary, append(data, '\n'), 0o644); err != nil {
-			fmt.Fprintf(stderr, "coderun eval: --summary: %v\n", err)
+		if err := os.WriteFile(f.summary, append(data, '\n'), 0o644); err != nil && runErr == nil {
+			runErr = errOutputLost("--summary", f.summary, err)
 		}
 	}
 	if f.json {

@@ -75,6 +75,9 @@ func runNotebook(ctx context.Context, g *globalFlags, f *notebookFlags, path str
 	if out == "" {
 		out = strings.TrimSuffix(path, ".ipynb") + ".out.ipynb"
 	}
+	if err := checkOutputFile("--output", out); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s, closeAll, err := openSession(ctx, g, cfg)
@@ -114,7 +117,7 @@ func runNotebook(ctx context.Context, g *globalFlags, f *notebookFlags, path str
 	})
 	if executed != nil {
 		if werr := saveNotebook(executed, out); werr != nil {
-			return werr
+			return errOutputLost("--output", out, werr)
 		}
 		if !f.quiet && out != "-" {
 			fmt.Fprintf(stderr, "wrote %s: %d cells executed, %d not ok, in %s\n", out, done, failed, time.Since(start).Round(time.Millisecond))
