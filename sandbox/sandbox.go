@@ -171,12 +171,17 @@ const (
 type FileInfo struct {
 	Path       string      `json:"path"` // relative to the workspace, '/'-separated
 	Kind       FileKind    `json:"kind"`
-	Size       int64       `json:"size"`
+	Size       int64       `json:"size"` // apparent size: a sparse file's holes count
 	Mode       fs.FileMode `json:"mode"`
 	LinkTarget string      `json:"link_target,omitempty"`
 	Created    bool        `json:"created"` // false: an input file that changed
-	// Content holds up to Request.FileContents bytes of a regular file;
-	// ContentTruncated is set when the file is larger.
+	// SameFileAs names the entry, earlier in path order, that is the same
+	// regular file under another name (a hard link): its content is given
+	// there only, once.
+	SameFileAs string `json:"same_file_as,omitempty"`
+	// Content holds up to Request.FileContents bytes of a regular file, and
+	// all files' content together is at most the workspace's size;
+	// ContentTruncated is set when the file is larger than it was given.
 	Content          []byte `json:"content,omitempty"`
 	ContentTruncated bool   `json:"content_truncated,omitempty"`
 }

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // MaxReportedFiles bounds Result.Files; FilesTruncated tells when more changed.
@@ -115,16 +118,44 @@ func mkdirAllOwned(root *os.Root, dir string, uid, gid int) error {
 
 // CollectFiles lists what changed in dir since snap: new entries of any kind
 // and input files whose size, time or mode changed. Symbolic links are
-// reported with their target and never followed; content (up to maxContent
-// bytes) is read only from regular files, through an os.Root, so no path can
-// lead out of the workspace. At most MaxReportedFiles entries are returned,
-// in path order; truncated says there were more.
+// reported with their target and never followed; content is read only from
+// regular files, through an os.Root, so no path can lead out of the
+// workspace. At most MaxReportedFiles entries are returned, in path order;
+// truncated says there were more.
+//
+// Content is bounded so that a run cannot make more come back than its
+// workspace holds, whatever sparse files or hard links it made: each file
+// gives at most maxContent bytes, all files together at most the size of the
+// file system holding dir (see ContentBudget), a sparse file counts at its
+// apparent size, and a file with several names (hard links) is read once,
+// under the first of its names in path order: the others carry SameFileAs
+// and no content. A file cut short by either bound has ContentTruncated set.
 func CollectFiles(dir string, snap Snapshot, maxContent int64) (files []FileInfo, truncated bool, err error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, false, fmt.Errorf("workspace: %w", err)
 	}
 	defer root.Close()
+	files, truncated, err = changedEntries(root, snap)
+	if err != nil {
+		return files, truncated, fmt.Errorf("workspace: %w", err)
+	}
+	if maxContent <= 0 {
+		return files, truncated, nil
+	}
+	budget, err := ContentBudget(root)
+	if err != nil {
+		return files, truncated, fmt.Errorf("workspace: %w", err)
+	}
+	if err := readContents(root, files, maxContent, budget); err != nil {
+		return files, truncated, fmt.Errorf("workspace: %w", err)
+	}
+	return files, truncated, nil
+}
+
+// changedEntries walks root and describes, in path order and without
+// content, every entry that is not in snap as it was recorded there.
+func changedEntries(root *os.Root, snap Snapshot) (files []FileInfo, truncated bool, err error) {
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -144,36 +175,78 @@ func CollectFiles(dir string, snap Snapshot, maxContent int64) (files []FileInfo
 			truncated = true
 			return fs.SkipAll
 		}
-		info := FileInfo{Path: p, Size: fi.Size(), Mode: fi.Mode(), Created: !had}
-		switch {
-		case fi.Mode().IsRegular():
-			info.Kind = KindFile
-			if maxContent > 0 {
-				info.Content, info.ContentTruncated, err = readContent(root, p, maxContent)
-				if err != nil {
-					return fmt.Errorf("read %s: %w", p, err)
-				}
-			}
-		case fi.IsDir():
-			info.Kind = KindDir
-		case fi.Mode()&fs.ModeSymlink != 0:
-			info.Kind = KindSymlink
+		info := FileInfo{Path: p, Kind: kindOf(fi.Mode()), Size: fi.Size(), Mode: fi.Mode(), Created: !had}
+		if info.Kind == KindSymlink {
 			info.LinkTarget, _ = root.Readlink(p)
-		default:
-			info.Kind = KindOther
 		}
 		files = append(files, info)
 		return nil
 	})
-	if err != nil {
-		return files, truncated, fmt.Errorf("workspace: %w", err)
-	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return files, truncated, nil
+	return files, truncated, err
+}
+
+// readContents fills in the content of the regular files among files, in
+// order: at most perFile bytes each and total bytes over all of them. A
+// second name of a file already read gets SameFileAs instead of content.
+func readContents(root *os.Root, files []FileInfo, perFile, total int64) error {
+	seen := map[fileID]string{} // a file with several names → the name it was read under
+	for i := range files {
+		f := &files[i]
+		if f.Kind != KindFile {
+			continue
+		}
+		err := func() error {
+			r, id, err := openRegular(root, f.Path)
+			if err != nil || r == nil {
+				return err
+			}
+			defer r.Close()
+			if id.nlink > 1 {
+				if first, ok := seen[id]; ok {
+					f.SameFileAs = first
+					return nil
+				}
+				seen[id] = f.Path
+			}
+			f.Content, f.ContentTruncated, err = readAtMost(r, min(perFile, total))
+			total -= int64(len(f.Content))
+			return err
+		}()
+		if err != nil {
+			return fmt.Errorf("read %s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+// ContentBudget is the most content that may be read out of the workspace
+// root: the size of the file system that holds it (a run's workspace is a
+// file system of its own, sized by Limits.WorkspaceBytes), which is all the
+// data a run could honestly have written.
+func ContentBudget(root *os.Root) (int64, error) {
+	d, err := root.Open(".")
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(d.Fd()), &st); err != nil {
+		return 0, fmt.Errorf("statfs: %w", err)
+	}
+	bsize := st.Frsize
+	if bsize <= 0 {
+		bsize = st.Bsize
+	}
+	if st.Blocks > uint64(math.MaxInt64/max(bsize, 1)) {
+		return math.MaxInt64, nil
+	}
+	return int64(st.Blocks) * bsize, nil
 }
 
 // ReadFile reads the regular file p (as cleaned by CleanPath) of the
-// workspace dir, at most max bytes, without following links.
+// workspace dir, at most max bytes and never more than the workspace's file
+// system holds (a sparse file may claim far more), without following links.
 func ReadFile(dir, p string, max int64) ([]byte, bool, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -187,7 +260,15 @@ func ReadFile(dir, p string, max int64) ([]byte, bool, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, false, fmt.Errorf("workspace: %s is a %s, not a regular file", p, kindOf(fi.Mode()))
 	}
-	return readContent(root, p, max)
+	budget, err := ContentBudget(root)
+	if err != nil {
+		return nil, false, fmt.Errorf("workspace: %w", err)
+	}
+	data, truncated, err := readContent(root, p, min(max, budget))
+	if err != nil {
+		return nil, false, fmt.Errorf("workspace: read %s: %w", p, err)
+	}
+	return data, truncated, nil
 }
 
 func kindOf(m fs.FileMode) FileKind {
@@ -203,20 +284,59 @@ func kindOf(m fs.FileMode) FileKind {
 	}
 }
 
-func readContent(root *os.Root, p string, max int64) ([]byte, bool, error) {
+// fileID identifies a file whatever its name: two names with the same
+// fileID are hard links to one file.
+type fileID struct {
+	dev, ino uint64
+	nlink    uint64 // how many names the file has
+}
+
+// openRegular opens the regular file p without following a link and
+// without blocking (a FIFO swapped in for the file would otherwise stall
+// the host), and says which file it is. It returns a nil file, and no
+// error, when p is no longer a regular file.
+func openRegular(root *os.Root, p string) (*os.File, fileID, error) {
 	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		return nil, fileID{}, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fileID{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fileID{}, nil
+	}
+	var id fileID
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id = fileID{dev: uint64(st.Dev), ino: st.Ino, nlink: uint64(st.Nlink)}
+	}
+	return f, id, nil
+}
+
+// readContent reads at most max bytes of the regular file p of root (see
+// openRegular); anything but a regular file gives no content.
+func readContent(root *os.Root, p string, max int64) ([]byte, bool, error) {
+	f, _, err := openRegular(root, p)
+	if err != nil || f == nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
+	return readAtMost(f, max)
+}
+
+// readAtMost reads r to its end or to max bytes; truncated says there was more.
+func readAtMost(r io.Reader, max int64) (data []byte, truncated bool, err error) {
+	if max < 0 {
+		max = 0
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, nil
+	n := max
+	if n < math.MaxInt64 {
+		n++ // one byte more tells a file of exactly max bytes from a longer one
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err = io.ReadAll(io.LimitReader(r, n))
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,11 +1,14 @@
 package sandbox_test
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/coderun/coderun/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // The directories WriteFiles makes for nested inputs are inputs too: they
@@ -41,5 +44,98 @@ func TestCollectFilesIgnoresInputDirectories(t *testing.T) {
 		if !ok || f.Created != created {
 			t.Errorf("%s: created=%v; want reported=%v created=%v", f.Path, f.Created, ok, created)
 		}
+	}
+}
+
+// A file with many names (hard links) comes back once: under its first
+// name in path order, the others pointing at it with SameFileAs. Read
+// under every name, 100 links to 1 MiB made 100 MiB of results.
+func TestCollectFilesReadsHardLinksOnce(t *testing.T) {
+	dir := t.TempDir()
+	data := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
+	if err := os.WriteFile(filepath.Join(dir, "data.bin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if err := os.Link(filepath.Join(dir, "data.bin"), filepath.Join(dir, fmt.Sprintf("link%03d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _, err := sandbox.CollectFiles(dir, nil, 4<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int
+	for _, f := range files {
+		total += len(f.Content)
+		switch {
+		case f.Path == "data.bin":
+			if !bytes.Equal(f.Content, data) || f.SameFileAs != "" {
+				t.Errorf("data.bin, the first name: %d bytes of content, same as %q; want all of it", len(f.Content), f.SameFileAs)
+			}
+		case f.SameFileAs != "data.bin" || len(f.Content) != 0:
+			t.Errorf("%s: same as %q with %d bytes of content; want same as data.bin and no content", f.Path, f.SameFileAs, len(f.Content))
+		}
+	}
+	if len(files) != 101 || total != len(data) {
+		t.Fatalf("%d entries with %d bytes of content in all; want 101 entries and the file's %d bytes once", len(files), total, len(data))
+	}
+}
+
+// mountTmpfs mounts a tmpfs of size bytes on a new directory: a workspace
+// as small as a run's.
+func mountTmpfs(t *testing.T, size int64) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
+}
+
+// Sparse files cost a workspace nothing but read as their apparent size:
+// whatever is asked per file, all content read out of a workspace is at
+// most its size, and so is a single file's through ReadFile.
+func TestContentBoundedByWorkspaceSize(t *testing.T) {
+	const size = 1 << 20
+	dir := mountTmpfs(t, size)
+	for _, name := range []string{"a.bin", "b.bin", "c.bin"} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString("head"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(1 << 30); err != nil { // a sparse GiB
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	files, _, err := sandbox.CollectFiles(dir, nil, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, f := range files {
+		total += int64(len(f.Content))
+		if !f.ContentTruncated {
+			t.Errorf("%s: %d bytes of 1 GiB came back without the truncated flag", f.Path, len(f.Content))
+		}
+	}
+	if total > size {
+		t.Errorf("%s of content came back from a workspace of %s", sandbox.FormatBytes(total), sandbox.FormatBytes(size))
+	}
+	data, truncated, err := sandbox.ReadFile(dir, "a.bin", 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > size || !truncated {
+		t.Errorf("ReadFile of a sparse GiB: %s, truncated=%v; want at most the workspace's %s, truncated",
+			sandbox.FormatBytes(int64(len(data))), truncated, sandbox.FormatBytes(size))
 	}
 }
