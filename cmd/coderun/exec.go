@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +25,7 @@ type execFlags struct {
 	files     []string
 	env       []string
 	out       string
+	outLimit  string
 	json      bool
 	wall      time.Duration
 	cpu       time.Duration
@@ -46,9 +48,26 @@ The language is --lang, or guessed from FILE's extension (.py, .sh, .js).
 The program's standard input is --stdin FILE ("-" for this command's own, when
 the code does not come from it).
 
+Files: --file LOCAL[:REMOTE] uploads a regular file. A FIFO, a device or a
+directory is refused, and so is a symbolic link that leads out of the
+directory it is in (a link to /etc/passwd that an earlier run left behind):
+to upload the file a link points to, name that file. All uploads together
+must fit in the workspace.
+
+--out DIR saves the files the run created or changed; DIR is made if missing,
+and checked before the run (a file, or a directory that cannot be written,
+stops coderun before anything runs). Only regular files and directories are
+saved: symbolic links, FIFOs, sockets and devices are listed as skipped,
+never recreated on this host. A file with several names (hard links) is
+saved once, its other names made hard links to it; sparse files stay sparse.
+At most --out-limit bytes are saved (default: the workspace size), each file
+and all together; a file beyond it, or one that came back cut short, is not
+saved and the command fails, naming it.
+
 Exit status: the program's own; 128+N if signal N ended it; 124 for a time
 or CPU limit; 137 for the memory limit; 141 for the output limit; 125 if the
-sandbox could not be set up; 2 for bad input (nothing ran).`,
+sandbox could not be set up; 2 for bad input (nothing ran); 1 if the program
+succeeded but some of its files could not be saved under --out.`,
 		Example: `  coderun exec -c 'print(sum([120, 80, 200, 150]) / 4)'
   coderun exec --lang bash -c 'ls -la; df -h /work'
   coderun exec analysis.py --file data.csv --out results/ --memory 256MiB --timeout 10s
@@ -64,7 +83,8 @@ sandbox could not be set up; 2 for bad input (nothing ran).`,
 	fl.StringVar(&f.stdin, "stdin", "", "file fed to the program's standard input (- for this command's own)")
 	fl.StringArrayVarP(&f.files, "file", "f", nil, "upload a file: LOCAL[:REMOTE], REMOTE relative to the workspace (repeatable)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
-	fl.StringVarP(&f.out, "out", "o", "", "copy files the run created or changed into this directory")
+	fl.StringVarP(&f.out, "out", "o", "", "save files the run created or changed into this directory (regular files and directories only)")
+	fl.StringVar(&f.outLimit, "out-limit", "", "most bytes --out saves, each file and all together (default: the workspace size)")
 	fl.BoolVar(&f.json, "json", false, "print the full result as JSON")
 	d := sandbox.DefaultLimits
 	fl.DurationVarP(&f.wall, "timeout", "t", d.WallTime, "wall-time limit")
@@ -88,11 +108,11 @@ func (f *execFlags) request(args []string, stdin io.Reader) (sandbox.Request, er
 	case f.code != "":
 		req.Code = f.code
 	case len(args) == 1 && args[0] != "-":
-		data, err := os.ReadFile(args[0])
+		code, err := readProgram(args[0])
 		if err != nil {
 			return req, usagef("read program: %v", err)
 		}
-		req.Code = string(data)
+		req.Code = code
 	default:
 		if isTerminal(os.Stdin) {
 			return req, usagef("no code: give -c CODE, a FILE, or pipe the code to standard input")
@@ -133,13 +153,27 @@ func (f *execFlags) request(args []string, stdin io.Reader) (sandbox.Request, er
 		}
 		req.Stdin = data
 	}
-	var err error
-	if req.Files, err = readUploads(f.files); err != nil {
+	l, err := f.limits()
+	if err != nil {
+		return req, err
+	}
+	req.Limits = l
+	if req.Files, err = readUploads(f.files, l.WorkspaceBytes); err != nil {
 		return req, err
 	}
 	if req.Env, err = parseKV(f.env, "--env"); err != nil {
 		return req, err
 	}
+	if f.out != "" {
+		if req.FileContents, err = f.outBytes(l); err != nil {
+			return req, err
+		}
+	}
+	return req, nil
+}
+
+// limits reads the limit flags.
+func (f *execFlags) limits() (sandbox.Limits, error) {
 	l := sandbox.Limits{WallTime: f.wall, CPUTime: f.cpu, Processes: f.procs, OpenFiles: f.openFiles}
 	for _, s := range []struct {
 		flag, value string
@@ -147,18 +181,30 @@ func (f *execFlags) request(args []string, stdin io.Reader) (sandbox.Request, er
 	}{{"--memory", f.memory, &l.Memory}, {"--output-limit", f.output, &l.OutputBytes}, {"--workspace-size", f.workspace, &l.WorkspaceBytes}} {
 		n, err := sandbox.ParseBytes(s.value)
 		if err != nil {
-			return req, usagef("%s: %v", s.flag, err)
+			return l, usagef("%s: %v", s.flag, err)
 		}
 		*s.dst = n
 	}
 	if l.WallTime <= 0 || l.CPUTime <= 0 || l.Processes <= 0 || l.OpenFiles <= 0 || l.Memory <= 0 || l.OutputBytes <= 0 || l.WorkspaceBytes <= 0 {
-		return req, usagef("limits must be positive")
+		return l, usagef("limits must be positive")
 	}
-	req.Limits = l
-	if f.out != "" {
-		req.FileContents = l.WorkspaceBytes
+	return l, nil
+}
+
+// outBytes is the most --out saves, each file and all together: --out-limit,
+// or the workspace's size (all a run could honestly have written).
+func (f *execFlags) outBytes(l sandbox.Limits) (int64, error) {
+	if f.outLimit == "" {
+		return l.WorkspaceBytes, nil
 	}
-	return req, nil
+	n, err := sandbox.ParseBytes(f.outLimit)
+	if err != nil {
+		return 0, usagef("--out-limit: %v", err)
+	}
+	if n <= 0 {
+		return 0, usagef("--out-limit must be positive")
+	}
+	return n, nil
 }
 
 func runExec(ctx context.Context, g *globalFlags, f *execFlags, args []string, stdout, stderr io.Writer) error {
@@ -168,6 +214,11 @@ func runExec(ctx context.Context, g *globalFlags, f *execFlags, args []string, s
 	}
 	if _, err := req.Validate(sandbox.DefaultLimits); err != nil {
 		return err
+	}
+	if f.out != "" {
+		if err := checkOutDir(f.out); err != nil {
+			return err
+		}
 	}
 	rt, err := g.open()
 	if err != nil {
@@ -180,9 +231,10 @@ func runExec(ctx context.Context, g *globalFlags, f *execFlags, args []string, s
 	if err != nil {
 		return err
 	}
+	var lost error
 	if f.out != "" {
-		if err := saveFiles(f.out, res.Files); err != nil {
-			fmt.Fprintln(stderr, "coderun: --out:", err)
+		if err := saveOut(f.out, res.Files, req.FileContents, stderr); err != nil {
+			lost = fmt.Errorf("--out %s: files not saved:\n%w", f.out, err)
 		}
 	}
 	if f.json {
@@ -207,9 +259,12 @@ func runExec(ctx context.Context, g *globalFlags, f *execFlags, args []string, s
 		}
 	}
 	if code := exitCode(res); code != 0 {
+		if lost != nil {
+			fmt.Fprintln(stderr, "coderun:", lost)
+		}
 		return exitError{code}
 	}
-	return nil
+	return lost
 }
 
 // exitCode mirrors the run's outcome as a process exit status.
@@ -233,51 +288,16 @@ func exitCode(res *sandbox.Result) int {
 	}
 }
 
-// saveFiles writes the run's files under dir. Paths come from the sandbox,
-// so they are checked again and written through an os.Root; links are
-// recreated as links only when they stay inside dir, never followed.
+// saveFiles saves files (a run's, read back from the store) under dir as
+// exec --out does, at most a default workspace's size; entries left out
+// (links, special files) are named in the error with those not saved.
 func saveFiles(dir string, files []sandbox.FileInfo) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	var notes strings.Builder
+	err := saveOut(dir, files, sandbox.DefaultLimits.WorkspaceBytes, &notes)
+	if notes.Len() > 0 {
+		err = errors.Join(errors.New(strings.TrimSpace(notes.String())), err)
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	var errs []string
-	for _, fi := range files {
-		p, err := sandbox.CleanPath(fi.Path)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		if d := filepath.Dir(p); d != "." {
-			if err := root.MkdirAll(d, 0o755); err != nil {
-				errs = append(errs, err.Error())
-				continue
-			}
-		}
-		switch fi.Kind {
-		case sandbox.KindDir:
-			err = root.MkdirAll(p, 0o755)
-		case sandbox.KindFile:
-			if fi.ContentTruncated {
-				errs = append(errs, p+": larger than the workspace limit, saved truncated")
-			}
-			err = root.WriteFile(p, fi.Content, fi.Mode.Perm()|0o200)
-		case sandbox.KindSymlink:
-			_ = root.Remove(p)
-			err = root.Symlink(fi.LinkTarget, p)
-		}
-		if err != nil {
-			errs = append(errs, err.Error())
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return nil
+	return err
 }
 
 func isTerminal(f *os.File) bool {

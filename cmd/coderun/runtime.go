@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/coderun/coderun/sandbox"
@@ -60,28 +58,6 @@ func parseKV(items []string, what string) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
-}
-
-// readUploads reads "--file LOCAL[:REMOTE]" flags into workspace files,
-// REMOTE defaulting to LOCAL's base name and the mode to LOCAL's.
-func readUploads(specs []string) ([]sandbox.File, error) {
-	var files []sandbox.File
-	for _, spec := range specs {
-		local, remote, ok := strings.Cut(spec, ":")
-		if !ok || remote == "" {
-			remote = filepath.Base(local)
-		}
-		data, err := os.ReadFile(local)
-		if err != nil {
-			return nil, usagef("--file %s: %v", spec, err)
-		}
-		mode := os.FileMode(0o644)
-		if fi, err := os.Stat(local); err == nil {
-			mode = fi.Mode().Perm()
-		}
-		files = append(files, sandbox.File{Path: remote, Content: data, Mode: mode})
-	}
-	return files, nil
 }
 
 func formatLimits(l sandbox.Limits) string {
