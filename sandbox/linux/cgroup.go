@@ -59,9 +59,29 @@ type cgroup interface {
 
 // cgroupStats are cumulative counters of a group.
 type cgroupStats struct {
-	cpuUser, cpuSystem time.Duration
-	peakMemory         int64
-	oomKills           int64
+	// cpu is the group's CPU time, exact; cpuUserPart and cpuSystemPart
+	// are the kernel's counters of its user and system parts, in a unit of
+	// the driver's (v1: clock ticks, v2: microseconds), which only
+	// apportion it.
+	cpu                        time.Duration
+	cpuUserPart, cpuSystemPart int64
+	peakMemory                 int64
+	oomKills                   int64
+}
+
+// cpuSince splits the CPU time used since base into user and system time
+// by the parts counted since base, so that neither can be negative (a split
+// of each total, subtracted, can be: the ratio moves between the two reads).
+// With no part counted (v1 counts whole ticks) it is all user time.
+func (s cgroupStats) cpuSince(base cgroupStats) (user, system time.Duration) {
+	total := max(0, s.cpu-base.cpu)
+	u := max(0, s.cpuUserPart-base.cpuUserPart)
+	k := max(0, s.cpuSystemPart-base.cpuSystemPart)
+	if u+k == 0 {
+		return total, 0
+	}
+	user = time.Duration(float64(total) * float64(u) / float64(u+k))
+	return user, total - user
 }
 
 // detectCgroups picks the driver for this host: v1 when the memory

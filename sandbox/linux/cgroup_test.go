@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/coderun/coderun/sandbox"
 )
@@ -70,6 +71,30 @@ func TestMemoryLimitsUpAndDown(t *testing.T) {
 		mem, sw := memoryLimits(t, g)
 		if mem != m || (sw != -1 && sw != m) {
 			t.Errorf("after setting %s: memory limit %d, memory+swap %d; want both %d", sandbox.FormatBytes(m), mem, sw, m)
+		}
+	}
+}
+
+// TestCPUSplitNeverNegative: the user and system times of a run are never
+// negative, and add up to the CPU time used, when the kernel's split
+// moves between the run's start and end (v1 counts it in clock ticks: a
+// run that starts after 10 ticks of user time and adds 2 of system time
+// alone once split the totals 100:0 and 91.7:18.3, and reported -8.3 ms
+// of user time).
+func TestCPUSplitNeverNegative(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		base, now    cgroupStats
+		user, system time.Duration
+	}{
+		{cgroupStats{cpu: 100 * ms, cpuUserPart: 10}, cgroupStats{cpu: 110 * ms, cpuUserPart: 10, cpuSystemPart: 2}, 0, 10 * ms},
+		{cgroupStats{cpu: 100 * ms, cpuSystemPart: 10}, cgroupStats{cpu: 110 * ms, cpuUserPart: 2, cpuSystemPart: 10}, 10 * ms, 0},
+		{cgroupStats{cpu: 100 * ms, cpuUserPart: 5, cpuSystemPart: 5}, cgroupStats{cpu: 140 * ms, cpuUserPart: 8, cpuSystemPart: 6}, 30 * ms, 10 * ms},
+		{cgroupStats{cpu: 100 * ms, cpuUserPart: 5}, cgroupStats{cpu: 103 * ms, cpuUserPart: 5}, 3 * ms, 0},
+	} {
+		user, system := c.now.cpuSince(c.base)
+		if user < 0 || system < 0 || user+system != c.now.cpu-c.base.cpu || user != c.user || system != c.system {
+			t.Errorf("from %+v to %+v: user %v, system %v; want %v, %v", c.base, c.now, user, system, c.user, c.system)
 		}
 	}
 }

@@ -201,12 +201,7 @@ func (g *cgroupV1Group) stats() (cgroupStats, error) {
 		if err := errors.Join(err1, err2); err != nil {
 			return s, err
 		}
-		u, k := split[0], split[1]
-		user := total
-		if u+k > 0 {
-			user = total * u / (u + k)
-		}
-		s.cpuUser, s.cpuSystem = time.Duration(user), time.Duration(total-user)
+		s.cpu, s.cpuUserPart, s.cpuSystemPart = time.Duration(total), split[0], split[1]
 	}
 	return s, nil
 }

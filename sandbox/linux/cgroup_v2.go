@@ -197,11 +197,11 @@ func (g *cgroupV2Group) stats() (cgroupStats, error) {
 		return s, err
 	}
 	s.oomKills = oom[0]
-	cpu, err := readKeyed(filepath.Join(g.dir, "cpu.stat"), "user_usec", "system_usec")
+	cpu, err := readKeyed(filepath.Join(g.dir, "cpu.stat"), "usage_usec", "user_usec", "system_usec")
 	if err != nil {
 		return s, err
 	}
-	s.cpuUser, s.cpuSystem = time.Duration(cpu[0])*time.Microsecond, time.Duration(cpu[1])*time.Microsecond
+	s.cpu, s.cpuUserPart, s.cpuSystemPart = time.Duration(cpu[0])*time.Microsecond, cpu[1], cpu[2]
 	return s, nil
 }
 

@@ -32,3 +32,20 @@ func TestLargeMemoryLimit(t *testing.T) {
 		t.Errorf("700 MiB under a 256 MiB limit: %s, want memory_limit: %+v", res.Reason, res)
 	}
 }
+
+// TestCPUTimesNeverNegative: the user and system times reported for real
+// runs are never negative (pre-started sandboxes' interpreters used CPU
+// before the run, which the run's usage is measured from).
+func TestCPUTimesNeverNegative(t *testing.T) {
+	h := newRuntime(t, linux.Options{Pool: 2})
+	req := py("import os\nfor _ in range(3000): os.stat('/')\nsum(range(200000))")
+	for i := range 30 {
+		res := h.run(t, req)
+		if !res.OK() {
+			t.Fatalf("run %d: %+v", i, res)
+		}
+		if u := res.Usage; u.CPUUser < 0 || u.CPUSystem < 0 {
+			t.Errorf("run %d (pooled=%v): user %v, system %v", i, res.Pooled, u.CPUUser, u.CPUSystem)
+		}
+	}
+}

@@ -186,8 +186,7 @@ func (ex *execution) wait(ctx context.Context) *sandbox.Result {
 	}
 	if b.cg != nil {
 		if st, err := b.cg.stats(); err == nil {
-			res.Usage.CPUUser = st.cpuUser - ex.base.cpuUser
-			res.Usage.CPUSystem = st.cpuSystem - ex.base.cpuSystem
+			res.Usage.CPUUser, res.Usage.CPUSystem = st.cpuSince(ex.base)
 			res.Usage.PeakMemory = st.peakMemory
 			if st.oomKills > ex.base.oomKills {
 				classifyOOM(res, lim)
@@ -240,7 +239,7 @@ func watchCPU(cg cgroup, base cgroupStats, budget time.Duration, limit, stop cha
 		if err != nil {
 			return
 		}
-		left := budget - (st.cpuUser + st.cpuSystem - base.cpuUser - base.cpuSystem)
+		left := budget - (st.cpu - base.cpu)
 		if left <= 0 {
 			close(limit)
 			return
