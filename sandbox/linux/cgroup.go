@@ -124,10 +124,16 @@ func selfCgroups() (map[string]string, error) {
 // writeFile and readSmall talk to control files with bare system calls: an
 // os.File would register each with the runtime's poller (kernfs files are
 // pollable), which costs more than the write itself, many times per run.
+// A write that makes the kernel work in the writing thread (a memory limit
+// cut below usage reclaims memory first) ends with EINTR when a signal
+// arrives meanwhile, as the Go runtime's own do: it is made again.
 func writeFile(path, value string) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	fd, err := openRetrying(path, unix.O_WRONLY|unix.O_CLOEXEC)
 	if err == nil {
-		_, err = unix.Write(fd, []byte(value))
+		err = retryEINTR(func() error {
+			_, err := unix.Write(fd, []byte(value))
+			return err
+		})
 		unix.Close(fd)
 	}
 	if err != nil {
@@ -136,9 +142,30 @@ func writeFile(path, value string) error {
 	return nil
 }
 
+// openRetrying opens path, again when a signal interrupts the open.
+func openRetrying(path string, flags int) (int, error) {
+	var fd int
+	err := retryEINTR(func() error {
+		var err error
+		fd, err = unix.Open(path, flags, 0)
+		return err
+	})
+	return fd, err
+}
+
+// retryEINTR calls fn until it ends other than by EINTR (a signal that
+// interrupted a system call which the kernel does not restart itself).
+func retryEINTR(fn func() error) error {
+	for {
+		if err := fn(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
 // readSmall reads a control file of at most a page.
 func readSmall(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := openRetrying(path, unix.O_RDONLY|unix.O_CLOEXEC)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}

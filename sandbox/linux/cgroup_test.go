@@ -2,11 +2,15 @@ package linux
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/coderun/coderun/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // testCgroups returns this host's cgroup driver, or skips.
@@ -96,5 +100,69 @@ func TestCPUSplitNeverNegative(t *testing.T) {
 		if user < 0 || system < 0 || user+system != c.now.cpu-c.base.cpu || user != c.user || system != c.system {
 			t.Errorf("from %+v to %+v: user %v, system %v; want %v, %v", c.base, c.now, user, system, c.user, c.system)
 		}
+	}
+}
+
+// TestLimitWriteRetriesEINTR: cutting a memory limit below what a group
+// holds makes the kernel reclaim in the writing thread, and a signal that
+// arrives meanwhile ends the write with EINTR (v1; the Go runtime sends
+// its threads signals of its own, so this happens under load). The write
+// is retried: the cut succeeds while the writing thread is showered with
+// signals.
+func TestLimitWriteRetriesEINTR(t *testing.T) {
+	cgs := testCgroups(t)
+	g, err := cgs.create("test-eintr-" + newID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.destroy()
+	if err := g.setLimits(1<<30, 32); err != nil {
+		t.Fatal(err)
+	}
+	// A process in the group fills 256 MiB of clean page cache, charged
+	// to the group, which the cut must reclaim.
+	file := filepath.Join(t.TempDir(), "cache")
+	cmd := exec.Command("sh", "-c", `read go; dd if=/dev/zero of="$1" bs=1M count=256 conv=fsync status=none && cat "$1" >/dev/null`, "sh", file)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.attach(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Write([]byte("go\n"))
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid, pid := unix.Gettid(), unix.Getpid()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = unix.Tgkill(pid, tid, unix.SIGURG) // the runtime's own preemption signal
+			time.Sleep(20 * time.Microsecond)
+		}
+	}()
+	err = g.setLimits(16<<20, 32)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("cut the memory limit to 16 MiB while signalled: %v", err)
+	}
+	if mem, _ := memoryLimits(t, g); mem != 16<<20 {
+		t.Errorf("memory limit %d after the cut, want %d", mem, 16<<20)
 	}
 }
