@@ -91,8 +91,9 @@ type Config struct {
 	// Backend runs the code. Steps mode wants a persistent one (a session);
 	// over a one-shot backend only files carry over between cells.
 	Backend Backend
-	// Store records every step. Required: runs are records.
-	Store *store.Store
+	// Store records every step, in one tenant's records (a
+	// store.Tenant). Required: runs are records.
+	Store Store
 	// Reviewer is the pre-flight policy review; nil means the default
 	// policy.
 	Reviewer *policy.Reviewer
@@ -125,6 +126,18 @@ type Config struct {
 	// Observer, if set, is called with each step once it is stored (from
 	// the goroutine running the agent).
 	Observer func(Event)
+}
+
+// Store is what the agent needs of a store of runs: to create a run,
+// read it back, own it by lease (claim, renew), record its steps, and
+// fetch its files for a resumed run's workspace. A [store.Tenant] is one.
+type Store interface {
+	CreateRun(ctx context.Context, nr store.NewRun) (*store.Run, error)
+	GetRun(ctx context.Context, id string) (*store.Run, error)
+	Claim(ctx context.Context, id string, owner store.Owner) (*store.Run, error)
+	Renew(ctx context.Context, id string, owner store.Owner) (time.Time, error)
+	Record(ctx context.Context, id string, owner store.Owner, u store.Update) ([]store.Step, error)
+	Files(ctx context.Context, runID, role string) ([]store.File, error)
 }
 
 // Event is a stored step, for live progress.
@@ -347,7 +360,7 @@ func (a *Agent) Run(ctx context.Context, task Task) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	owner := store.CurrentProcess()
+	owner := store.NewOwner()
 	run, err := a.cfg.Store.CreateRun(ctx, store.NewRun{
 		Task: task.Prompt, Model: a.cfg.ModelSpec, Mode: string(rc.Mode), Inputs: inputs,
 		InputFiles: files, Config: cfgJSON, State: stateJSON, Owner: owner,
@@ -366,13 +379,14 @@ func (a *Agent) Run(ctx context.Context, task Task) (*Result, error) {
 }
 
 // Resume takes up a run that is not driven by any process: one whose
-// process died (interrupted), or that paused for approval. It continues
+// owner died (interrupted: its lease expired), or that paused for
+// approval. It continues
 // from the run's last checkpoint with the run's own settings, this agent's
 // model, backend and approver. A run still awaiting a decision asks the
 // Approver again (or, under ApproveAll or ApproveNone, decides by the
 // mode); without an Approver it stays paused.
 func (a *Agent) Resume(ctx context.Context, runID string) (*Result, error) {
-	owner := store.CurrentProcess()
+	owner := store.NewOwner()
 	run, err := a.cfg.Store.GetRun(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -425,7 +439,7 @@ func resumeNote(st *state, from store.Status) string {
 // any process: Approve or Always lets the code run when the run is resumed
 // ([Agent.Resume]); Reject ends the run with an honest failure report. by
 // names who decided ("review queue", a user name).
-func Decide(ctx context.Context, s *store.Store, runID string, v Verdict, by, note string) (*Result, error) {
+func Decide(ctx context.Context, s Store, runID string, v Verdict, by, note string) (*Result, error) {
 	if v != Approve && v != Reject && v != Always {
 		return nil, fmt.Errorf("agent: decide: verdict %q (want approve, reject or always)", v)
 	}
@@ -436,7 +450,7 @@ func Decide(ctx context.Context, s *store.Store, runID string, v Verdict, by, no
 	if run.Status != store.StatusAwaitingApproval {
 		return nil, fmt.Errorf("agent: run %s is %s, not awaiting approval", run.ID, run.Shown())
 	}
-	owner := store.CurrentProcess()
+	owner := store.NewOwner()
 	run, err = s.Claim(ctx, run.ID, owner)
 	if err != nil {
 		return nil, fmt.Errorf("agent: decide: %w", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/coderun/coderun/llm/llmtest"
 	"github.com/coderun/coderun/policy"
 	"github.com/coderun/coderun/store"
+	"github.com/coderun/coderun/store/sqlite"
 )
 
 const childCode = "import subprocess\nout = subprocess.run(['echo', 'words:', '42'], capture_output=True, text=True).stdout\nprint('child said', out)\n"
@@ -166,10 +167,11 @@ func TestAwaitingApprovalResumesAfterRestart(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
 		dir := t.TempDir()
 		h := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode))
-		st, err := store.Open(context.Background(), dir)
+		db, err := sqlite.Open(context.Background(), dir, sqlite.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		st, _ := db.Tenant(store.DefaultTenant)
 		h.cfg.Store = st
 		h.store = st
 		h.cfg.Approval = agent.ApproveAsk
@@ -186,14 +188,10 @@ func TestAwaitingApprovalResumesAfterRestart(t *testing.T) {
 		if len(open) != 1 || open[0].Kind != store.ReviewApproval {
 			t.Fatalf("review queue: %+v", open)
 		}
-		st.Close()
+		db.Close()
 
 		// "Restart": a new store handle, a new model server and provider.
-		st2, err := store.Open(context.Background(), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st2.Close()
+		st2 := openStore(t, dir)
 		dres, err := agent.Decide(context.Background(), st2, res.RunID, agent.Approve, "review queue", "looks fine")
 		if err != nil {
 			t.Fatal(err)

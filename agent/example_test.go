@@ -10,6 +10,7 @@ import (
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
 	"github.com/coderun/coderun/store"
+	"github.com/coderun/coderun/store/sqlite"
 )
 
 // A run from the task to the answer, pausing when the policy asks for a
@@ -21,11 +22,15 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer rt.Close()
-	st, err := store.Open(ctx, "/var/lib/coderun")
+	db, err := sqlite.Open(ctx, "/var/lib/coderun", sqlite.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer st.Close()
+	defer db.Close()
+	st, err := db.Tenant(store.DefaultTenant) // every record belongs to a tenant
+	if err != nil {
+		log.Fatal(err)
+	}
 	model, err := provider.FromEnv("openai:gpt-4.1-mini")
 	if err != nil {
 		log.Fatal(err)

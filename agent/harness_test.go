@@ -17,6 +17,7 @@ import (
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
 	"github.com/coderun/coderun/store"
+	"github.com/coderun/coderun/store/sqlite"
 )
 
 // The agent is tested end to end: a scripted model behind the real OpenAI
@@ -88,7 +89,7 @@ func newProvider(t *testing.T, srv *llmtest.Server, protocol string) (llm.Provid
 type harness struct {
 	t      *testing.T
 	srv    *llmtest.Server
-	store  *store.Store
+	store  store.Tenant
 	cfg    agent.Config
 	events []agent.Event
 	mu     sync.Mutex
@@ -101,11 +102,7 @@ func newHarness(t *testing.T, protocol string, turns ...llmtest.Turn) *harness {
 	r := runtime(t)
 	srv := llmtest.NewServer(turns...)
 	t.Cleanup(srv.Close)
-	st, err := store.Open(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, t.TempDir())
 	p, spec := newProvider(t, srv, protocol)
 	h := &harness{t: t, srv: srv, store: st}
 	h.cfg = agent.Config{
@@ -119,6 +116,22 @@ func newHarness(t *testing.T, protocol string, turns ...llmtest.Turn) *harness {
 		},
 	}
 	return h
+}
+
+// openStore opens the store in dir, the default tenant's records, until
+// the test ends.
+func openStore(t *testing.T, dir string) store.Tenant {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), dir, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tn, err := db.Tenant(store.DefaultTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tn
 }
 
 func (h *harness) agent() *agent.Agent {

@@ -106,7 +106,7 @@ var errPaused = errors.New("paused for approval")
 
 type runner struct {
 	cfg     Config
-	store   *store.Store
+	store   Store
 	run     *store.Run
 	rc      runConfig
 	st      *state
@@ -183,6 +183,9 @@ func (r *runner) commit(ctx context.Context, u store.Update, steps ...pendingSte
 
 // drive runs the state machine until the run ends or pauses.
 func (r *runner) drive(ctx context.Context, span trace.Span) (*Result, error) {
+	// The lease stays this process's while it drives the run, however long
+	// a model call, an execution or a person takes.
+	defer store.KeepAlive(ctx, r.store, r.run.ID, r.owner, r.run.LeaseUntil)()
 	defer func() {
 		if r.exec != nil {
 			r.exec.Close()

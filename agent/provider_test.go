@@ -194,7 +194,7 @@ print("saved sales_by_month.png")
 		if len(inputs) != 1 || string(inputs[0].Content) != salesCSV {
 			t.Errorf("inputs: %+v", inputs)
 		}
-		nb, err := h.store.Notebook(t.Context(), res.RunID)
+		nb, err := store.Notebook(t.Context(), h.store, res.RunID)
 		if err != nil || !bytes.Contains(nb, []byte(`"image/png"`)) || !bytes.Contains(nb, []byte("total by month")) {
 			t.Errorf("notebook: %v\n%.400s", err, nb)
 		}

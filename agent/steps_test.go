@@ -53,7 +53,7 @@ func TestStepsModeAcrossThreeCells(t *testing.T) {
 		if sc := res.Scorecard; sc.Attempts != 3 || sc.ModelCalls != 5 || sc.Retries != 0 {
 			t.Errorf("scorecard: %s", fmtScore(sc))
 		}
-		nb, err := h.store.Notebook(context.Background(), res.RunID)
+		nb, err := store.Notebook(context.Background(), h.store, res.RunID)
 		if err != nil || strings.Count(string(nb), `"cell_type": "code"`) != 3 {
 			t.Errorf("notebook: %v\n%s", err, nb)
 		}

@@ -1,4 +1,7 @@
-// Package store keeps coderun's agent runs as records, in SQLite.
+// Package store defines coderun's records of agent runs and the interface
+// a database of them implements; the databases are packages of their own
+// (store/sqlite, the default; a PostgreSQL one for several servers would
+// be another), and package store/storetest is the suite each must pass.
 //
 // An agent run is a task handed to a model that writes code, a policy
 // review, perhaps a person's approval, the execution in a sandbox, the
@@ -12,27 +15,33 @@
 // — can be resumed from its last checkpoint by another process, even after
 // a restart.
 //
+// Three rules hold for every backend:
+//
+//   - Tenants: every run, step, file and review item belongs to a tenant,
+//     and all access goes through [Store.Tenant], a [Tenant] that sees one
+//     tenant's records and nothing else. The CLI is [DefaultTenant].
+//   - Leases: a run is driven by one [Owner] at a time, which holds a lease
+//     in the database ([DefaultLease], renewed by [KeepAlive] and by every
+//     record). A run whose owner died, on this host or another, becomes
+//     claimable once the lease expires, and shows as interrupted; its old
+//     owner can no longer record into it.
+//   - Atomic records: [Tenant.Record] applies an [Update] whole or not at
+//     all.
+//
 // The story of the package, file by file:
 //
-//   - store.go opens the database (modernc.org/sqlite, pure Go) in a data
-//     directory ([DefaultDir]: $CODERUN_DATA_DIR, else
-//     $XDG_DATA_HOME/coderun, else ~/.local/share/coderun) and migrates its
-//     schema;
-//   - run.go holds [Run] and its lifecycle: create, claim (a lease naming
-//     the live process that drives the run; a run whose owner is gone shows
-//     as interrupted), record, finish;
-//   - step.go holds [Step] and the payload types of each step kind (model
-//     calls with their messages, tokens and latency; code; policy reviews;
-//     approvals; executions; classifications; retries; answers; failure
-//     reports);
-//   - files.go keeps the run's input files and the files its code produced,
-//     so that a resumed run gets its workspace back and `--out` works on any
-//     run;
+//   - store.go holds the [Store] and [Tenant] interfaces and the errors;
+//   - run.go holds [Run], its statuses and the [Update] a record applies;
+//   - lease.go holds owners and [KeepAlive];
+//   - step.go holds [Step] and the payload types of each step kind;
+//   - files.go describes the run's input files and the files its code
+//     produced, so that a resumed run gets its workspace back;
 //   - review.go is the review queue: failed runs, unverified answers and
 //     code waiting for a person's approval;
-//   - stats.go aggregates scorecards across runs;
-//   - export.go writes a run as JSON and as a Jupyter notebook (nbformat 4).
+//   - stats.go aggregates scorecards across runs ([Summarize]);
+//   - export.go gathers a run's whole record ([Gather]) and writes it as a
+//     Jupyter notebook.
 //
-// The store knows nothing of models or sandboxes beyond the shapes of what
-// they returned; the agent package decides what the steps mean.
+// To add a backend, write a package whose type implements [Store] and run
+// storetest.Run against it in its tests.
 package store

@@ -17,9 +17,9 @@ type Export struct {
 	Reviews []ReviewItem `json:"reviews,omitempty"`
 }
 
-// Export gathers a run's record. File contents are included only with
-// contents set.
-func (s *Store) Export(ctx context.Context, runID string, contents bool) (*Export, error) {
+// Gather collects a run's whole record from a tenant's store. File
+// contents are included only with contents set.
+func Gather(ctx context.Context, s Tenant, runID string, contents bool) (*Export, error) {
 	run, err := s.GetRun(ctx, runID)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (s *Store) Export(ctx context.Context, runID string, contents bool) (*Expor
 // markdown, each piece of code that ran as a code cell with its outputs
 // (images the code wrote shown as display_data), notes on failed attempts,
 // approvals and retries, and the answer or failure report at the end.
-func (s *Store) Notebook(ctx context.Context, runID string) ([]byte, error) {
+func Notebook(ctx context.Context, s Tenant, runID string) ([]byte, error) {
 	run, err := s.GetRun(ctx, runID)
 	if err != nil {
 		return nil, err

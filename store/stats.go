@@ -83,19 +83,31 @@ type Stats struct {
 	ModelsByCount map[string]int `json:"models"`
 }
 
-// Stats aggregates the runs f selects.
-func (s *Store) Stats(ctx context.Context, f Filter) (Stats, error) {
-	runs, err := s.ListRuns(ctx, f)
+// Summarize aggregates the runs of a tenant that f selects, with the
+// tenant's open review items.
+func Summarize(ctx context.Context, t Tenant, f Filter) (Stats, error) {
+	runs, err := t.ListRuns(ctx, f)
 	if err != nil {
 		return Stats{}, err
 	}
+	open, err := t.Reviews(ctx, "", false)
+	if err != nil {
+		return Stats{}, err
+	}
+	st := Aggregate(runs, time.Now())
+	st.ReviewsOpen = len(open)
+	return st, nil
+}
+
+// Aggregate sums up runs, their statuses as shown at now.
+func Aggregate(runs []*Run, now time.Time) Stats {
 	st := Stats{ByStatus: map[Status]int{}, ByOutcome: map[string]int{}, Errors: map[string]int{},
 		ErrorKinds: map[string]int{}, ModelsByCount: map[string]int{}}
 	ended, answered, firstTry := 0, 0, 0
 	for _, r := range runs {
 		sc := r.Scorecard
 		st.Runs++
-		st.ByStatus[r.Shown()]++
+		st.ByStatus[r.ShownAt(now)]++
 		st.ModelsByCount[r.Model]++
 		if r.Outcome != "" {
 			st.ByOutcome[r.Outcome]++
@@ -135,12 +147,7 @@ func (s *Store) Stats(ctx context.Context, f Filter) (Stats, error) {
 	if st.Runs > 0 {
 		st.MeanAttempts = float64(st.Attempts) / float64(st.Runs)
 	}
-	open, err := s.Reviews(ctx, "", false)
-	if err != nil {
-		return Stats{}, err
-	}
-	st.ReviewsOpen = len(open)
-	return st, nil
+	return st
 }
 
 // SortedKeys returns a map's keys in order, for rendering.

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -247,34 +246,4 @@ type Resume struct {
 	Phase string `json:"phase"`
 	// Note says what is redone.
 	Note string `json:"note,omitempty"`
-}
-
-// Steps returns the run's steps in order; kinds, if given, keep only those.
-func (s *Store) Steps(ctx context.Context, runID string, kinds ...StepKind) ([]Step, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT seq, at, kind, attempt, summary, data FROM steps WHERE run_id = ? ORDER BY seq", runID)
-	if err != nil {
-		return nil, fmt.Errorf("store: steps of %s: %w", runID, err)
-	}
-	defer rows.Close()
-	keep := map[StepKind]bool{}
-	for _, k := range kinds {
-		keep[k] = true
-	}
-	var out []Step
-	for rows.Next() {
-		var st Step
-		var at, data string
-		if err := rows.Scan(&st.Seq, &at, &st.Kind, &st.Attempt, &st.Summary, &data); err != nil {
-			return nil, fmt.Errorf("store: steps of %s: %w", runID, err)
-		}
-		if len(keep) > 0 && !keep[st.Kind] {
-			continue
-		}
-		st.At, st.Data = parseTime(at), json.RawMessage(data)
-		out = append(out, st)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: steps of %s: %w", runID, err)
-	}
-	return out, nil
 }

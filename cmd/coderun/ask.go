@@ -118,7 +118,7 @@ Exit status: 0 answered; 1 no answer (failure report); 3 awaiting approval;
 // agentSetup is everything an agent command opened, to close at the end.
 type agentSetup struct {
 	agent    *agent.Agent
-	store    *store.Store
+	store    *runStore
 	rt       sandbox.Runtime
 	shutdown func(context.Context) error
 }
@@ -253,7 +253,7 @@ func runAsk(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags, ta
 
 // finish prints a run's result, saves its files, and turns it into an exit
 // status.
-func finish(ctx context.Context, st *store.Store, f *agentFlags, res *agent.Result, stdout, stderr io.Writer) error {
+func finish(ctx context.Context, st store.Tenant, f *agentFlags, res *agent.Result, stdout, stderr io.Writer) error {
 	var saved []string
 	if f.out != "" {
 		var err error
@@ -330,7 +330,7 @@ func failureText(f store.FailureReport) string {
 
 // saveRunFiles writes the files a run produced into dir (the latest
 // version of each path).
-func saveRunFiles(ctx context.Context, st *store.Store, runID, dir string) ([]string, error) {
+func saveRunFiles(ctx context.Context, st store.Tenant, runID, dir string) ([]string, error) {
 	files, err := st.Files(ctx, runID, store.RoleOutput)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 
 	"github.com/coderun/coderun/llm/llmtest"
 	"github.com/coderun/coderun/store"
+	"github.com/coderun/coderun/store/sqlite"
 )
 
 // The agent commands are tested end to end: the real binary, a scripted
@@ -41,7 +42,8 @@ func newAskEnv(t *testing.T, protocol string, turns ...llmtest.Turn) *askEnv {
 	srv := llmtest.NewServer(turns...)
 	t.Cleanup(srv.Close)
 	e := &askEnv{t: t, srv: srv, dataDir: t.TempDir()}
-	e.env = append(os.Environ(), "CODERUN_DATA_DIR="+e.dataDir)
+	// A short lease: a killed process's run is free again after 2s.
+	e.env = append(os.Environ(), "CODERUN_DATA_DIR="+e.dataDir, "CODERUN_LEASE=2s")
 	if protocol == llmtest.OpenAI {
 		e.model = "openai:test-model"
 		e.env = append(e.env, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+srv.BaseURL(protocol))
@@ -74,14 +76,36 @@ func (e *askEnv) run(args ...string) cliResult {
 	return cliResult{out.String(), errb.String(), code}
 }
 
-func (e *askEnv) store() *store.Store {
+func (e *askEnv) store() store.Tenant {
 	e.t.Helper()
-	st, err := store.Open(context.Background(), e.dataDir)
+	db, err := sqlite.Open(context.Background(), e.dataDir, sqlite.Options{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.t.Cleanup(func() { st.Close() })
+	e.t.Cleanup(func() { db.Close() })
+	st, err := db.Tenant(store.DefaultTenant)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	return st
+}
+
+// awaitLease waits until the lease of the killed process that drove the
+// run has expired, and returns the run then.
+func (e *askEnv) awaitLease(id string) *store.Run {
+	e.t.Helper()
+	st := e.store()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		run, err := st.GetRun(context.Background(), id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if run.Owner == "" || time.Now().After(run.LeaseUntil) {
+			return run
+		}
+	}
+	e.t.Fatalf("the lease on run %s never expired", id)
+	return nil
 }
 
 func (e *askEnv) onlyRun() *store.Run {
@@ -93,7 +117,7 @@ func (e *askEnv) onlyRun() *store.Run {
 	return runs[0]
 }
 
-func stepKinds(t *testing.T, st *store.Store, id string) string {
+func stepKinds(t *testing.T, st store.Tenant, id string) string {
 	t.Helper()
 	steps, err := st.Steps(context.Background(), id)
 	if err != nil {
@@ -318,8 +342,13 @@ func TestAskKilledMidRunResumes(t *testing.T) {
 
 	st := e.store()
 	run := e.onlyRun()
-	if run.Status != store.StatusRunning || run.Shown() != store.StatusInterrupted {
-		t.Fatalf("after the kill: status %s shown %s", run.Status, run.Shown())
+	// The dead process's lease runs out, then the run shows as interrupted.
+	if run.Status != store.StatusRunning || run.Owner == "" {
+		t.Fatalf("after the kill: status %s owner %q", run.Status, run.Owner)
+	}
+	run = e.awaitLease(run.ID)
+	if run.Shown() != store.StatusInterrupted {
+		t.Fatalf("after the lease: status %s shown %s", run.Status, run.Shown())
 	}
 	if k := stepKinds(t, st, run.ID); k != "start model_call code review execution classification" {
 		t.Fatalf("steps after the kill: %s", k)
@@ -389,9 +418,10 @@ func TestAskKilledAtApprovalPromptThenApproved(t *testing.T) {
 
 	st := e.store()
 	run := e.onlyRun()
-	if run.Status != store.StatusAwaitingApproval || run.Pending == nil || run.Owner.Alive() {
-		t.Fatalf("after the kill: status %s pending %+v owner alive %v", run.Status, run.Pending, run.Owner.Alive())
+	if run.Status != store.StatusAwaitingApproval || run.Pending == nil || run.Owner == "" {
+		t.Fatalf("after the kill: status %s pending %+v owner %q", run.Status, run.Pending, run.Owner)
 	}
+	e.awaitLease(run.ID)
 	if k := stepKinds(t, st, run.ID); k != "start model_call code review approval" {
 		t.Fatalf("steps after the kill: %s", k)
 	}

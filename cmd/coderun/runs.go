@@ -15,6 +15,7 @@ import (
 
 	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/store"
+	"github.com/coderun/coderun/store/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -25,15 +26,47 @@ func (d *dataFlags) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&d.dir, "data-dir", "", "directory of the run records (default $CODERUN_DATA_DIR, else $XDG_DATA_HOME/coderun, else ~/.local/share/coderun)")
 }
 
-func (d *dataFlags) open(ctx context.Context) (*store.Store, error) {
+// envLease names the environment variable that sets how long a process
+// holds a run it drives without renewing (default store.DefaultLease): a
+// run whose process was killed shows as interrupted, and can be resumed,
+// once that much time has passed.
+const envLease = "CODERUN_LEASE"
+
+// runStore is the CLI's tenant (the default one) of the store in the data
+// directory, with the database to close.
+type runStore struct {
+	store.Tenant
+	db *sqlite.DB
+}
+
+func (s *runStore) Close() error { return s.db.Close() }
+
+func (d *dataFlags) open(ctx context.Context) (*runStore, error) {
 	dir := d.dir
 	if dir == "" {
 		var err error
-		if dir, err = store.DefaultDir(os.Getenv); err != nil {
+		if dir, err = sqlite.DefaultDir(os.Getenv); err != nil {
 			return nil, err
 		}
 	}
-	return store.Open(ctx, dir)
+	var opts sqlite.Options
+	if v := os.Getenv(envLease); v != "" {
+		lease, err := time.ParseDuration(v)
+		if err != nil || lease <= 0 {
+			return nil, usagef("$%s=%q: want a positive duration such as 30s", envLease, v)
+		}
+		opts.Lease = lease
+	}
+	db, err := sqlite.Open(ctx, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	tn, err := db.Tenant(store.DefaultTenant)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &runStore{Tenant: tn, db: db}, nil
 }
 
 func newRunsCmd(g *globalFlags) *cobra.Command {
@@ -98,7 +131,7 @@ func newRunsShowCmd(d *dataFlags) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			exp, err := st.Export(cmd.Context(), args[0], false)
+			exp, err := store.Gather(cmd.Context(), st, args[0], false)
 			if err != nil {
 				return err
 			}
@@ -135,7 +168,7 @@ or the failure report.`,
 			var data []byte
 			switch format {
 			case "json":
-				exp, err := st.Export(cmd.Context(), args[0], contents)
+				exp, err := store.Gather(cmd.Context(), st, args[0], contents)
 				if err != nil {
 					return err
 				}
@@ -143,7 +176,7 @@ or the failure report.`,
 					return err
 				}
 			case "ipynb", "notebook":
-				if data, err = st.Notebook(cmd.Context(), args[0]); err != nil {
+				if data, err = store.Notebook(cmd.Context(), st, args[0]); err != nil {
 					return err
 				}
 			default:
@@ -180,7 +213,7 @@ func newRunsStatsCmd(d *dataFlags) *cobra.Command {
 			if since > 0 {
 				f.Since = time.Now().Add(-since)
 			}
-			s, err := st.Stats(cmd.Context(), f)
+			s, err := store.Summarize(cmd.Context(), st, f)
 			if err != nil {
 				return err
 			}
