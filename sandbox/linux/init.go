@@ -199,6 +199,9 @@ func restrict(cfg *setupConfig) error {
 	if err := dropBoundingSet(); err != nil {
 		return err
 	}
+	if err := restrictWrites(); err != nil { // landlock.go
+		return err
+	}
 	if cfg.NoSeccomp {
 		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	}

@@ -134,10 +134,21 @@ func Probe() Report {
 	} else {
 		add(LayerCgroup, true, nil, fmt.Sprintf("cgroup v%d with memory, pids and CPU accounting", cg.version()))
 	}
-	if abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */); errno != 0 {
-		add(LayerLandlock, false, fmt.Errorf("landlock unavailable: %w", errno), "")
-	} else {
-		add(LayerLandlock, false, nil, fmt.Sprintf("landlock ABI %d available (not used: the mount namespace already leaves only /work, /tmp and /dev/shm writable)", abi))
-	}
+	r.Layers = append(r.Layers, probeLandlock())
 	return r
+}
+
+// probeLandlock reports whether this kernel has Landlock, which the runtime
+// uses when it can and goes without when it cannot (landlock.go).
+func probeLandlock() Layer {
+	l := Layer{Name: LayerLandlock}
+	if abi := landlockABI(); abi == 0 {
+		l.Detail = "landlock unavailable (kernel before 5.13, or not among its LSMs): sandboxes run without it; " +
+			"a program can then lower its own oom_score_adj and write its other /proc/self entries"
+	} else {
+		l.Available = true
+		l.Detail = fmt.Sprintf("landlock ABI %d: programs may write by path only beneath /work, /tmp and /dev/shm "+
+			"(and not, for one, their oom_score_adj)", abi)
+	}
+	return l
 }

@@ -45,7 +45,9 @@ type zygoteConfig struct {
 	ProcMasked   []string `json:"proc_masked"`
 	ProcReadOnly []string `json:"proc_read_only"`
 	ProcBootID   string   `json:"proc_boot_id"`
-	Preload      []string `json:"preload"`
+	// Landlock is the domain the program lays on itself (landlock.go).
+	Landlock landlockRules `json:"landlock"`
+	Preload  []string      `json:"preload"`
 }
 
 // zygoteRequest asks for one sandbox: the host ids of its uid 0 and of the
@@ -79,8 +81,8 @@ func (z *zygote) start() error {
 	cfg, err := json.Marshal(zygoteConfig{
 		Bootstrap: interp.Argv[len(interp.Argv)-1], Seccomp: hex.EncodeToString(filter), UID: sandboxUID,
 		Hostname: sandboxHostname, ProcMasked: procMasked, ProcReadOnly: procReadOnly,
-		ProcBootID: procBootID,
-		Preload:    z.rt.opts.ZygotePreload,
+		ProcBootID: procBootID, Landlock: sandboxLandlockRules(),
+		Preload: z.rt.opts.ZygotePreload,
 	})
 	if err != nil {
 		return err

@@ -31,9 +31,9 @@
 #   P makes a user namespace of its own, in which S maps uid 0 to the host
 #   id I and the program's uid to the host id P (as for a sandbox whose init
 #   was started by the host). P drops to the program's uid with no groups,
-#   an empty bounding set, no capabilities (checked), no_new_privs and the
-#   seccomp filter, keeps only fds 0-3, and runs the bootstrap, which waits
-#   for its code on fd 3.
+#   an empty bounding set, no capabilities (checked), no_new_privs, the
+#   Landlock domain (landlock.go) and the seccomp filter, keeps only fds
+#   0-3, and runs the bootstrap, which waits for its code on fd 3.
 #
 #   S then drops to host id I itself (no capabilities, no_new_privs), says
 #   "ready", reaps orphans until P exits, reports P's exit status and exits;
@@ -81,6 +81,8 @@ SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 429, 442  # the same on every architecture
 PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE = 1, 3, 4
 PR_CAPBSET_DROP, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 24, 22, 38
 SECCOMP_MODE_FILTER = 2
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446  # on every architecture
+LANDLOCK_RULE_PATH_BENEATH = 1
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 TEMPLATE = 4
 
@@ -137,6 +139,7 @@ PROC_MASKED = [p for p in ("/proc/" + n for n in config["proc_masked"]) if os.pa
 PROC_READ_ONLY = [p for p in ("/proc/" + n for n in config["proc_read_only"]) if os.path.exists(p)]
 BOOT_ID = "/proc/" + config["proc_boot_id"]
 HAS_BOOT_ID = os.path.exists(BOOT_ID)
+LANDLOCK = config["landlock"]
 BPF = bytes.fromhex(config["seccomp"])
 FILTER = ctypes.create_string_buffer(BPF, len(BPF))
 
@@ -216,6 +219,35 @@ def loopback_up():
         s.close()
 
 
+def restrict_writes():
+    # As landlock.go's restrictWrites: no writing by path but beneath the
+    # workspace's trees and to /dev's character devices, for good (this
+    # process and all it forks or executes). None when the kernel has no
+    # Landlock.
+    if not LANDLOCK["handled"]:
+        return
+    handled = ctypes.c_uint64(LANDLOCK["handled"])  # struct landlock_ruleset_attr, as of ABI 1
+    ruleset = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(handled), 8, 0)
+    if ruleset < 0:
+        check(ruleset, "landlock: create ruleset")
+    try:
+        for paths, access in ((LANDLOCK["dirs"], LANDLOCK["dir_access"]), (LANDLOCK["files"], LANDLOCK["file_access"])):
+            for path in paths:
+                try:
+                    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                except FileNotFoundError:
+                    continue
+                try:
+                    rule = struct.pack("=Qi", access, fd)  # struct landlock_path_beneath_attr (packed)
+                    check(libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH, rule, 0),
+                          "landlock: allow writes beneath " + path)
+                finally:
+                    os.close(fd)
+        check(libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0), "landlock: restrict")
+    finally:
+        os.close(ruleset)
+
+
 def program(fds, status):
     # P, in a user namespace of its own whose ids S has mapped. Descriptors
     # first: park the four high, put them at 0-3 and close everything else
@@ -244,6 +276,7 @@ def program(fds, status):
         raise OSError("capabilities left after dropping privileges: %s" % caps)
     check(libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
     check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    restrict_writes()
     prog = SockFprog(len(BPF) // 8, ctypes.addressof(FILTER))
     check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0), "seccomp")
     # The zygote ignores SIGINT (the host decides what to interrupt); S has

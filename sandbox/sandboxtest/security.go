@@ -92,6 +92,7 @@ func (h *harness) security(t *testing.T) {
 
 		// Red-team pass 2: side channels and what the program may see and
 		// change of the host (security_sidechannels.go).
+		{"OOMScoreAdj", h.oomScoreAdj},
 		{"HostIdentity", h.hostIdentity},
 		{"InotifyOnSystemTree", h.inotifyOnSystemTree},
 		{"KernelUevents", h.kernelUevents},
