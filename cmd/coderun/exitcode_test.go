@@ -94,3 +94,30 @@ func TestExitCodeNotRoot(t *testing.T) {
 		t.Errorf("the reason is missing:\n%s", out)
 	}
 }
+
+// The runtime's flags are offered by the commands that start sandboxes and
+// by no other.
+func TestRuntimeFlagsWhereTheyApply(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"exec", "--help"}, true},
+		{[]string{"eval", "--help"}, true},
+		{[]string{"notebook", "run", "--help"}, true},
+		{[]string{"review", "approve", "--help"}, true},
+		{[]string{"runs", "list", "--help"}, false},
+		{[]string{"runs", "show", "--help"}, false},
+		{[]string{"review", "list", "--help"}, false},
+		{[]string{"version", "--help"}, false},
+	} {
+		r := coderun(t, "", c.args...)
+		if got := strings.Contains(r.stdout, "--rootfs"); got != c.want || r.code != 0 {
+			t.Errorf("%v: exit %d, offers --rootfs: %v, want %v", c.args, r.code, got, c.want)
+		}
+	}
+	if r := coderun(t, "", "runs", "list", "--rootfs", "/"); r.code != exitUsage {
+		t.Errorf("runs list --rootfs: exit %d, want %d", r.code, exitUsage)
+	}
+}

@@ -111,14 +111,28 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.SetVersionTemplate("coderun {{.Version}}\n")
-	g.register(root)
 	root.AddCommand(newExecCmd(g), newDoctorCmd(g), newBenchCmd())
 	root.AddCommand(newEvalCmd(g))
 	root.AddCommand(newAskCmd(g), newRunsCmd(g), newReviewCmd(g))
 	root.AddCommand(newReplCmd(g), newNotebookCmd(g))
 	root.AddCommand(newVersionCmd())
+	// The runtime's flags belong to the commands that start sandboxes, and
+	// only their help shows them.
+	for _, path := range runtimeCommands {
+		c, _, err := root.Find(path)
+		if err != nil || c.Name() != path[len(path)-1] {
+			panic(fmt.Sprintf("coderun: no command %v", path))
+		}
+		g.register(c)
+	}
 	usageErrors(root)
 	return root
+}
+
+// runtimeCommands are the commands that start sandboxes.
+var runtimeCommands = [][]string{
+	{"exec"}, {"doctor"}, {"eval"}, {"ask"}, {"repl"}, {"notebook", "run"},
+	{"runs", "resume"}, {"review", "approve"}, {"review", "reject"},
 }
 
 // usageErrors makes every way of calling a command wrongly a usage error

@@ -20,7 +20,7 @@ type globalFlags struct {
 }
 
 func (g *globalFlags) register(cmd *cobra.Command) {
-	f := cmd.PersistentFlags()
+	f := cmd.Flags()
 	f.StringVar(&g.runtime, "runtime", "linux", "sandbox runtime (linux)")
 	f.StringVar(&g.rootFS, "rootfs", "", "alternative root for the sandbox's /usr and /etc (an unpacked debootstrap), default the host's")
 	f.StringVar(&g.stateDir, "state-dir", "", "directory for sandbox mount points (default /run/coderun)")
