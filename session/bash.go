@@ -20,12 +20,15 @@ import (
 var bashDriverSource string
 
 // bashDriver runs driver/bash.sh: an interactive bash whose output is the
-// user's own, with markers carrying a per-interpreter nonce.
+// user's own, with markers carrying a per-interpreter nonce and, for a
+// cell's start and end, a per-cell key.
 type bashDriver struct {
 	nonce string
 	env   map[string]string
 
-	mu      sync.Mutex // emit is called by two readers
+	mu      sync.Mutex // emit is called by two readers, request by Execute
+	cell    int        // the cell last requested
+	key     string     // its key: markers of that cell carry it
 	ready   [2]bool
 	done    [2]map[int]int // per stream: cell id → status
 	count   int
@@ -33,21 +36,28 @@ type bashDriver struct {
 }
 
 func newBashDriver(env map[string]string) *bashDriver {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return &bashDriver{nonce: hex.EncodeToString(b[:]), env: env, done: [2]map[int]int{{}, {}}}
+	return &bashDriver{nonce: randomHex(16), env: env, done: [2]map[int]int{{}, {}}}
+}
+
+// randomHex is n random bytes in hexadecimal.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func (d *bashDriver) program() sandbox.Program {
-	env := maps.Clone(d.env)
-	if env == nil {
-		env = map[string]string{}
-	}
-	env["CODERUN_NONCE"] = d.nonce
-	return sandbox.Program{Language: sandbox.Bash, Code: bashDriverSource, Env: env}
+	return sandbox.Program{Language: sandbox.Bash, Code: bashDriverSource, Env: maps.Clone(d.env)}
 }
 
-func (d *bashDriver) hello() ([]byte, error) { return nil, nil }
+// hello gives the shell its nonce on its input, not in its environment.
+func (d *bashDriver) hello() ([]byte, error) {
+	return []byte("__cr_init " + d.nonce + "\n"), nil
+}
+
+// ping is an empty command line: the shell's prompt repeats the marker of
+// the cell's end.
+func (d *bashDriver) ping() []byte { return []byte("\n") }
 
 // request quotes the code as $'...', escaping every byte that is not a
 // printable ASCII character, the quote, the backslash or '!'.
@@ -55,8 +65,12 @@ func (d *bashDriver) request(id int, code string) ([]byte, error) {
 	if strings.IndexByte(code, 0) >= 0 {
 		return nil, fmt.Errorf("%w: bash code cannot contain NUL bytes", sandbox.ErrInvalid)
 	}
+	key := randomHex(8)
+	d.mu.Lock()
+	d.cell, d.key = id, key
+	d.mu.Unlock()
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "__cr_read %d $'", id)
+	fmt.Fprintf(&b, "__cr_read %d %s $'", id, key)
 	for i := 0; i < len(code); i++ {
 		c := code[i]
 		if c >= 0x20 && c < 0x7f && c != '\\' && c != '\'' && c != '!' {
@@ -99,8 +113,9 @@ func (d *bashDriver) read(stdout, stderr io.Reader, emit func(event), diag *tail
 	wg.Wait()
 }
 
-// marker handles "R", "S:ID" or "D:ID:STATUS" seen on stream i (0 stdout,
-// 1 stderr).
+// marker handles "R", "S:ID:KEY" or "D:ID:KEY:STATUS" seen on stream i (0
+// stdout, 1 stderr). A start or end that does not carry the key of the cell
+// last requested is ignored.
 func (d *bashDriver) marker(i int, m string, emit func(event)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -111,9 +126,9 @@ func (d *bashDriver) marker(i int, m string, emit func(event)) {
 		if d.ready[0] && d.ready[1] {
 			emit(event{kind: evReady, info: map[string]any{}})
 		}
-	case f[0] == "S" && len(f) == 2:
+	case f[0] == "S" && len(f) == 3:
 		id, err := strconv.Atoi(f[1])
-		if err != nil {
+		if err != nil || !d.keyed(id, f[2]) {
 			return
 		}
 		d.current[i] = id
@@ -121,10 +136,10 @@ func (d *bashDriver) marker(i int, m string, emit func(event)) {
 			d.count++
 			emit(event{kind: evStarted, id: id, count: d.count})
 		}
-	case f[0] == "D" && len(f) == 3:
+	case f[0] == "D" && len(f) == 4:
 		id, err1 := strconv.Atoi(f[1])
-		status, err2 := strconv.Atoi(f[2])
-		if err1 != nil || err2 != nil {
+		status, err2 := strconv.Atoi(f[3])
+		if err1 != nil || err2 != nil || !d.keyed(id, f[2]) {
 			return
 		}
 		d.done[i][id] = status
@@ -134,6 +149,11 @@ func (d *bashDriver) marker(i int, m string, emit func(event)) {
 			emit(event{kind: evDone, id: id, count: d.count, ok: status == 0, exit: status})
 		}
 	}
+}
+
+// keyed reports whether key is cell id's key (d.mu held).
+func (d *bashDriver) keyed(id int, key string) bool {
+	return id == d.cell && key == d.key && key != ""
 }
 
 // markerScanner splits a byte stream into text and marker lines
@@ -185,7 +205,7 @@ func (sc *markerScanner) flush(text func(string)) {
 
 func validMarker(b []byte) bool {
 	for _, c := range b {
-		if !(c == ':' || c == '-' || c >= '0' && c <= '9' || c == 'R' || c == 'S' || c == 'D') {
+		if !(c == ':' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == 'R' || c == 'S' || c == 'D') {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -48,8 +49,37 @@ func TestBashRequestQuoting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `__cr_read 3 $'echo \x27hi\x27 \x5c "$x" \x21\x0a\xff' && eval "$__cr_code" </dev/null` + "\n"
+	want := `__cr_read 3 ` + d.key + ` $'echo \x27hi\x27 \x5c "$x" \x21\x0a\xff' && eval "$__cr_code" </dev/null` + "\n"
+	if len(d.key) != 16 {
+		t.Fatalf("key %q", d.key)
+	}
 	if string(req) != want {
 		t.Fatalf("request %q\nwant    %q", req, want)
+	}
+}
+
+// A cell's start and end count only with the key of the cell last
+// requested: a background job of an earlier cell knows only earlier keys.
+func TestBashMarkerKeys(t *testing.T) {
+	d := newBashDriver(nil)
+	if _, err := d.request(1, "true"); err != nil {
+		t.Fatal(err)
+	}
+	old := d.key
+	if _, err := d.request(2, "true"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	emit := func(ev event) { got = append(got, fmt.Sprintf("%d:%d", ev.kind, ev.id)) }
+	for _, m := range []string{"S:2:" + old, "S:1:" + old, "S:2:", "D:2:" + old + ":0", "S:2:" + d.key} {
+		d.marker(0, m, emit)
+		d.marker(1, m, emit)
+	}
+	d.marker(0, "D:2:"+old+":0", emit)
+	d.marker(1, "D:2:"+d.key+":0", emit)
+	d.marker(0, "D:2:"+d.key+":0", emit)
+	want := fmt.Sprintf("%d:2|%d:2", evStarted, evDone)
+	if strings.Join(got, "|") != want {
+		t.Fatalf("events %v, want %s", got, want)
 	}
 }

@@ -43,6 +43,26 @@
 // anything unreadable as a protocol error, and kills a driver that stops
 // answering.
 //
+// Nor is the end of a cell taken on the driver's word: a cell can write the
+// protocol itself (Python: the driver's descriptors are its own process's;
+// bash: the nonce is in its own shell), forged outputs and a forged "done"
+// included. A "done" is a claim. The cell ends when, as a claim arrives,
+// the host sees from outside the sandbox that the interpreter's main thread
+// is blocked reading its requests (sandbox.Process.AwaitingInput: on Linux,
+// read(2) on the stdin pipe, in the host's /proc): a fact no write can fake.
+// Until then the cell is running, its time limit applies, and what it
+// writes is its own output. After a failed check the host checks again,
+// more and more rarely; one that finds the interpreter waiting asks it to
+// repeat its "done" (Python: {"op":"ping"}; bash: an empty line), so that
+// everything written before is read first. An honest driver is in its read
+// microseconds after its "done": the first check succeeds. What this does
+// not stop: a cell may take over the interpreter (patch the driver, read the
+// requests itself) and so decide what later cells report, as any code in a
+// Jupyter kernel can; each of those cells still ends only when the
+// interpreter waits for the host, within its own time limit. A runtime that
+// cannot observe the interpreter (AwaitingInput unsupported) is taken at the
+// driver's word.
+//
 // Python. At start the driver keeps private, non-inheritable copies of its
 // fds 0 and 1 for the protocol, points fd 0 at /dev/null, and points fds 1
 // and 2 at two pipes of its own, which a thread drains into stream messages:
@@ -55,6 +75,7 @@
 //	host → driver
 //	  {"op":"init","preload":["numpy"],"output_limit":1048576}   once, first
 //	  {"op":"execute","id":7,"code":"..."}                        one per cell
+//	  {"op":"ping"}                     repeat the last "done" (see above)
 //	driver → host
 //	  {"type":"ready","protocol":1,"version":"3.11.2","ipython":"8.5.0","init_ms":...}
 //	    (or {"type":"ready","error":"..."}: the start failed)
@@ -90,15 +111,20 @@
 // and the shell goes back to its prompt with its state intact. The user's
 // output is not wrapped: stdout and stderr are the program's own pipes, and
 // the driver marks them with lines carrying a random per-interpreter nonce
-// (CODERUN_NONCE, removed from the environment at once):
+// (sent on the shell's input, never in its environment) and, for a cell's
+// start and end, a random per-cell key, so that a background job of one
+// cell, which knows only earlier keys, cannot mark a later cell's start or
+// end:
 //
-//	host → bash     __cr_read 7 $'CODE' && eval "$__cr_code" </dev/null\n
+//	host → bash     __cr_init NONCE\n  first
+//	                __cr_read 7 KEY $'CODE' && eval "$__cr_code" </dev/null\n
 //	                (the code quoted byte for byte: anything but printable
 //	                ASCII, the quote, the backslash and '!' as \xHH)
+//	                \n                 repeat the last "done" (see above)
 //	bash → host     NONCE:R\n          on stdout and stderr: ready
-//	                NONCE:S:7\n        on stdout and stderr: cell 7 started
-//	                NONCE:D:7:STATUS\n on stdout and stderr, from PROMPT_COMMAND:
-//	                                   cell 7 ended, its last status
+//	                NONCE:S:7:KEY\n    on stdout and stderr: cell 7 started
+//	                NONCE:D:7:KEY:STATUS\n on stdout and stderr, from
+//	                                   PROMPT_COMMAND: cell 7 ended, its last status
 //
 // The code is evaluated at the shell's top level, so variables (declare
 // included), functions, aliases, options and the working directory persist;

@@ -20,6 +20,9 @@ type driver interface {
 	hello() ([]byte, error)
 	// request encodes cell id's code for the program's stdin.
 	request(id int, code string) ([]byte, error)
+	// ping asks an interpreter that waits for its next request to repeat
+	// its last "done" (see idleCheck).
+	ping() []byte
 	// read turns the program's output into events until both streams end.
 	// emit is called from one goroutine at a time. What the interpreter
 	// writes outside the protocol on its stderr goes to diag.

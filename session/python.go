@@ -35,6 +35,8 @@ func (d *pythonDriver) request(id int, code string) ([]byte, error) {
 	return jsonLine(map[string]any{"op": "execute", "id": id, "code": code})
 }
 
+func (d *pythonDriver) ping() []byte { return []byte(`{"op":"ping"}` + "\n") }
+
 func jsonLine(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {

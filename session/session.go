@@ -252,8 +252,13 @@ type run struct {
 	used     int64
 	clear    bool // clear_output(wait=True) pending
 	started  chan struct{}
-	done     chan struct{}
+	// doneSeen is signalled each time the driver says the cell is done;
+	// doneEv is the last such event. The cell is done (done is closed, by
+	// wait) only once the host has seen the interpreter idle after it.
+	doneSeen chan struct{}
 	doneEv   event
+	claimed  bool // a done event arrived
+	done     chan struct{}
 	stop     chan struct{} // Interrupt
 }
 
@@ -321,7 +326,7 @@ func (s *Session) Execute(ctx context.Context, e Exec) (*Cell, error) {
 
 	s.mu.Lock()
 	r := &run{id: cell.Index, in: in, cell: cell, onOutput: e.OnOutput, limit: s.cfg.Limits.CellOutput,
-		started: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{}, 1)}
+		started: make(chan struct{}, 1), doneSeen: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{}, 1)}
 	s.running = r
 	s.lastUsed = time.Now()
 	s.mu.Unlock()
@@ -374,6 +379,14 @@ func (s *Session) Execute(ctx context.Context, e Exec) (*Cell, error) {
 	return out, nil
 }
 
+// exitClaimed reports whether the driver said the cell was done and the
+// interpreter would exit after it (exit(), quit()).
+func (s *Session) exitClaimed(r *run) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return r.claimed && r.doneEv.exiting
+}
+
 func (r *run) isDone() bool {
 	select {
 	case <-r.done:
@@ -396,6 +409,10 @@ const (
 // asked to stop (time limit, Interrupt, ctx), it sends SIGINT once the
 // driver has started the cell, and kills the interpreter if the cell is
 // still running a grace period later. It reports why the cell was stopped.
+//
+// The driver's "done" is a claim, which the cell's own code could make: the
+// cell ends when, after a claim, the host sees the interpreter waiting for
+// its next request (idleCheck). Until then the cell runs, with its limits.
 func (s *Session) wait(ctx context.Context, r *run, timeout time.Duration, sendErr error) stopReason {
 	in := r.in
 	if sendErr != nil {
@@ -409,6 +426,8 @@ func (s *Session) wait(ctx context.Context, r *run, timeout time.Duration, sendE
 	started, signalled := false, false
 	reason := notStopped
 	ctxDone := ctx.Done()
+	check := newIdleCheck(in, func() { _ = in.send(context.WithoutCancel(ctx), in.drv.ping()) })
+	defer check.stop()
 	stop := func(why stopReason) {
 		if reason == notStopped {
 			reason = why
@@ -423,9 +442,17 @@ func (s *Session) wait(ctx context.Context, r *run, timeout time.Duration, sendE
 	}
 	for {
 		select {
-		case <-r.done:
-			return reason
+		case <-r.doneSeen:
+			if check.claimed() {
+				close(r.done)
+				return reason
+			}
+		case <-check.poll():
+			check.polled()
 		case <-in.dead:
+			if s.exitClaimed(r) {
+				close(r.done) // exit(): the cell ended, then its interpreter
+			}
 			return reason
 		case <-r.started:
 			started = true
@@ -556,9 +583,13 @@ func (s *Session) route(in *interp, ev event) {
 		}
 		return
 	case evDone:
-		r.doneEv = ev
+		// Only a claim: wait checks it (see idleCheck).
+		r.doneEv, r.claimed = ev, true
 		s.mu.Unlock()
-		close(r.done)
+		select {
+		case r.doneSeen <- struct{}{}:
+		default:
+		}
 		return
 	case evProtocol:
 		ev.out = Output{Type: TypeStream, Name: "stderr", Text: "coderun: " + ev.err + "\n"}
