@@ -150,7 +150,7 @@ func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox
 		v.Finished = time.Now()
 		return v, nil
 	}
-	req := sandbox.Request{Language: lang, Code: code, Limits: it.Limits.WithDefaults(defaults)}
+	req := sandbox.Request{Language: lang, Code: code, Stdin: []byte(marker + "\n"), Limits: it.Limits.WithDefaults(defaults)}
 	start := time.Now()
 	res, err := rt.Run(ctx, req)
 	v.TotalMS = ms(time.Since(start))
@@ -168,10 +168,18 @@ func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox
 	return v, nil
 }
 
-// withMarker appends to code a statement that prints a fresh random marker
-// line, and returns the marker. Its presence in the output shows that the
-// program ran to its end. The marker goes straight to file descriptor 1,
-// past any buffering or replacement of the language's standard output.
+// withMarker returns a fresh random marker and code followed by an
+// epilogue that copies what the program's standard input holds to its
+// standard output. Run gives the program the marker on its standard input
+// (items do not read it), so that the marker is printed when the program
+// runs to its end, and is nowhere in the program's source, environment or
+// files: a solution cannot find it there to print it early and skip its
+// tests. The epilogue writes straight to file descriptor 1, past any
+// buffering or replacement of the language's standard output.
+//
+// What this does not stop: the solution runs in the same process as its
+// tests, so one that reads its standard input itself, prints what it read
+// and exits with status 0 is scored passed (see the package documentation).
 func withMarker(lang sandbox.Language, code string) (marker, full string, err error) {
 	var b [12]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -180,11 +188,11 @@ func withMarker(lang sandbox.Language, code string) (marker, full string, err er
 	marker = "coderun-eval-done-" + hex.EncodeToString(b[:])
 	switch lang {
 	case sandbox.Python:
-		full = code + "\n\n__import__('os').write(1, b'\\n" + marker + "\\n')\n"
+		full = code + "\n\n__import__('os').write(1, b'\\n' + __import__('os').read(0, 64))\n"
 	case sandbox.Node:
-		full = code + "\n;require('fs').writeSync(1, '\\n" + marker + "\\n');\n"
+		full = code + "\n;require('fs').writeSync(1, '\\n' + require('fs').readFileSync(0, 'latin1'));\n"
 	case sandbox.Bash:
-		full = code + "\nprintf '\\n%s\\n' " + marker + "\n"
+		full = code + "\n{ IFS= read -r -n 64 __coderun_end; printf '\\n%s\\n' \"$__coderun_end\"; } || :\n"
 	default:
 		return "", "", fmt.Errorf("%w: eval does not know how to run %q programs", sandbox.ErrInvalid, lang)
 	}
