@@ -285,7 +285,7 @@ func ReadUpload(path string, max int64) ([]byte, fs.FileMode, error) {
 // such.
 func uploadOpenError(root *os.Root, path, name string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return err
+		return &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
 	}
 	if fi, lerr := root.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		target, _ := root.Readlink(name)

@@ -4,8 +4,11 @@ package sandboxtest
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -206,5 +209,172 @@ done()
 	}
 	if !found {
 		t.Errorf("the file at depth 100 (path of %d bytes) is not reported with its content (%d files reported)", len(deep), len(res.Files))
+	}
+}
+
+// filesOutAmplification models filling the host's memory or disk with a
+// run's results: in a small workspace, a sparse file as large as the
+// workspace allows with 30 hard links to it, and two more sparse files,
+// claim 33 times the workspace. Asked for as much content per file as the
+// workspace holds (as exec --out asks), the results must carry at most the
+// workspace's size in all, the linked file's content once (its other names
+// pointing at the first with SameFileAs); saved on the host with
+// SaveFiles, they must allocate no more than that either, keep the links
+// as links, and name the files that did not fit in an error.
+func (h *harness) filesOutAmplification(t *testing.T) {
+	const workspace = 8 << 20
+	req := attackPy(nil, `
+for name in ["a.bin", "b.bin", "c.bin"]:
+    with open(name, "wb") as f:
+        f.write(b"data" * 1024)
+        f.truncate(8 << 20)
+for i in range(30):
+    os.link("a.bin", "a-link-%02d" % i)
+done()
+`)
+	req.Limits = limits(sandbox.Limits{WorkspaceBytes: workspace})
+	req.FileContents = workspace
+	res := h.attack(t, req)
+	var total int64
+	var holders []string // names of a.bin's file that carry its content
+	for _, f := range res.Files {
+		total += int64(len(f.Content))
+		if (f.Path == "a.bin" || strings.HasPrefix(f.Path, "a-link-")) && f.SameFileAs == "" {
+			holders = append(holders, f.Path)
+		}
+	}
+	if total > workspace {
+		t.Errorf("CONTAINMENT FAILURE: %s of content came back from a workspace of %s", sandbox.FormatBytes(total), sandbox.FormatBytes(workspace))
+	}
+	if len(holders) != 1 {
+		t.Errorf("a file with 31 names came back with content under %d of them: %v", len(holders), holders)
+	}
+	out := t.TempDir()
+	rep, err := sandbox.SaveFiles(out, res.Files, workspace)
+	if err == nil || !strings.Contains(err.Error(), "b.bin") {
+		t.Errorf("saving files that did not fit: error %v; want one naming b.bin", err)
+	}
+	if n := hostAllocated(t, out); n > workspace {
+		t.Errorf("CONTAINMENT FAILURE: the saved results allocate %s on the host, from a workspace of %s", sandbox.FormatBytes(n), sandbox.FormatBytes(workspace))
+	}
+	if len(rep.Linked) != 30 {
+		t.Errorf("%d of a.bin's 30 other names saved as hard links; want all", len(rep.Linked))
+	}
+}
+
+// hostAllocated is the bytes allocated on the host to the regular files
+// under dir (st_blocks: holes cost nothing, a file with several names
+// counts once).
+func hostAllocated(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	seen := map[uint64]bool{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && !seen[st.Ino] {
+			seen[st.Ino] = true
+			n += st.Blocks * 512
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// linksOutAndBackIn models reaching host files through a run's results
+// once they are on the host: the program makes links to /etc/passwd, to a
+// host canary and up the tree, a link within the workspace and a FIFO.
+// Saved with SaveFiles (as exec --out saves), nothing but regular files
+// and directories may appear on the host. Uploading every name again with
+// ReadUpload (as exec --file reads), and names another tool may have left
+// in the same directory (a link to /etc/passwd, a FIFO with no writer) or
+// that a model may choose (/dev/zero), must be refused at once or give
+// only what the workspace held, never a host file's content.
+func (h *harness) linksOutAndBackIn(t *testing.T) {
+	canary := "/etc/hostname"
+	if len(h.canary.files) > 0 {
+		canary = h.canary.files[0]
+	}
+	req := attackPy(map[string]any{"canary": canary}, `
+links = {"passwd": "/etc/passwd", "canary": ARGS["canary"], "up": "../../../../../../etc/passwd",
+         "dir/up": "../passwd", "inner": "ok.txt", "proc-root": "/proc/self/root/etc/passwd"}
+os.makedirs("dir")
+open("ok.txt", "w").write("workspace bytes")
+for name, target in links.items():
+    os.symlink(target, name)
+os.mkfifo("fifo")
+print("NAMES:" + json.dumps(sorted(links) + ["fifo", "ok.txt"]), flush=True)
+done()
+`)
+	req.FileContents = 1 << 20
+	res := h.attack(t, req)
+	var names []string
+	jsonLine(t, res, "NAMES:", &names)
+	out := t.TempDir()
+	rep, err := sandbox.SaveFiles(out, res.Files, 1<<20)
+	if err != nil {
+		t.Errorf("saving the results: %v", err)
+	}
+	if len(rep.Skipped) != len(names)-1 {
+		t.Errorf("skipped %+v; want every link and the FIFO", rep.Skipped)
+	}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.Type().IsRegular() && !d.IsDir() {
+			t.Errorf("CONTAINMENT FAILURE: saving the results made %s on the host, a %v", p, d.Type())
+		}
+		return nil
+	})
+	// What another tool, or an older coderun, may have left beside them.
+	if err := os.Symlink("/etc/passwd", filepath.Join(out, "left-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(out, "left-fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uploads := []string{filepath.Join(out, "left-link"), filepath.Join(out, "left-fifo"), "/dev/zero"}
+	for _, n := range names {
+		uploads = append(uploads, filepath.Join(out, n))
+	}
+	for _, p := range uploads {
+		h.requireSafeUpload(t, p)
+	}
+}
+
+// requireSafeUpload reads path as exec --file would and fails the test if
+// that hangs, or gives anything but a workspace's own bytes.
+func (h *harness) requireSafeUpload(t *testing.T, path string) {
+	t.Helper()
+	type upload struct {
+		data []byte
+		err  error
+	}
+	done := make(chan upload, 1)
+	go func() {
+		data, _, err := sandbox.ReadUpload(path, 1<<20)
+		done <- upload{data, err}
+	}()
+	var u upload
+	select {
+	case u = <-done:
+	case <-time.After(10 * time.Second):
+		t.Errorf("CONTAINMENT FAILURE: reading %s to upload it hangs", path)
+		return
+	}
+	passwd, _ := os.ReadFile("/etc/passwd")
+	switch {
+	case u.err != nil:
+		t.Logf("upload %s refused: %v", path, u.err)
+	case bytes.Contains(u.data, []byte(h.canary.secret)), len(passwd) > 0 && bytes.Equal(u.data, passwd):
+		t.Errorf("CONTAINMENT FAILURE: uploading %s gives a host file's content", path)
+	case string(u.data) != "workspace bytes":
+		t.Errorf("uploading %s gives %q; want it refused, or the workspace's own bytes", path, clip(string(u.data), 80))
 	}
 }
