@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,7 +16,8 @@ import (
 // The sandbox's file system, built by init inside its own mount namespace:
 //
 //	/            tmpfs, read-only once built
-//	/usr         the system's /usr (or the alternative root's), read-only
+//	/usr         the system's /usr (or the alternative root's), read-only,
+//	             through an overlay of its own (mountSystemTree)
 //	/bin, /lib…  the same links or read-only binds as on the source root
 //	/etc         a few copied files (loader cache, time zone, fonts…) and
 //	             generated passwd, group, hosts; never shadow or the rest
@@ -69,7 +71,7 @@ func buildRoot(cfg *setupConfig) error {
 			return mountErr("mkdir "+d, err)
 		}
 	}
-	if err := bindReadOnly(filepath.Join(src, "usr"), filepath.Join(root, "usr")); err != nil {
+	if err := mountSystemTree(filepath.Join(src, "usr"), filepath.Join(root, "usr")); err != nil {
 		return err
 	}
 	for _, name := range topLevel {
@@ -154,7 +156,39 @@ func mirrorEntry(src, dst string) error {
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		return mountErr(dst, err)
 	}
-	return bindReadOnly(src, dst)
+	return mountSystemTree(src, dst)
+}
+
+// mountSystemTree mounts the system tree src (/usr, or a top-level
+// directory of a root without merged /usr) read-only on dst, as an overlay
+// whose one layer with content is src (the other is dst's own empty
+// directory: an overlay without an upper layer needs two). A bind would
+// share src's inodes with the host, and with them what attaches to an
+// inode: a flock the program takes on a /usr file would block the host's
+// lock on it, and the host's locks would show in the sandbox. The
+// overlay's inodes are its own (file contents and the page cache are
+// still src's). A sandbox init makes one per sandbox; under the zygote,
+// the template's is shared by every sandbox made from it, so its locks
+// are shared between those sandboxes, but never with the host; inotify,
+// the other thing that attaches to inodes, is refused by the seccomp
+// filter. A kernel without overlayfs gets the read-only bind ("coderun
+// doctor" says so).
+func mountSystemTree(src, dst string) error {
+	opts := "lowerdir=" + overlayEscape(src) + ":" + overlayEscape(dst)
+	err := unix.Mount("overlay", dst, "overlay", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts)
+	if errors.Is(err, unix.ENODEV) {
+		return bindReadOnly(src, dst)
+	}
+	if err != nil {
+		return mountErr("overlay "+src, err)
+	}
+	return nil
+}
+
+// overlayEscape escapes the characters that separate overlayfs options
+// and layers in a path.
+func overlayEscape(path string) string {
+	return strings.NewReplacer(`\`, `\\`, ":", `\:`, ",", `\,`).Replace(path)
 }
 
 func buildEtc(cfg *setupConfig, etc string) error {
