@@ -90,6 +90,11 @@ func (h *harness) security(t *testing.T) {
 		{"SpecialFilesOut", h.specialFilesOut},
 		{"LongNamesAndDeepPaths", h.longNames},
 
+		// Files between the host and a sandbox: results saved on the host
+		// and uploaded again, and what they cost the host (security_files.go).
+		{"FilesOutAmplification", h.filesOutAmplification},
+		{"LinksOutAndBackIn", h.linksOutAndBackIn},
+
 		// Red-team pass 2: side channels and what the program may see and
 		// change of the host (security_sidechannels.go).
 		{"OOMScoreAdj", h.oomScoreAdj},
