@@ -144,10 +144,10 @@ type Store interface {
 type Event struct {
 	RunID string
 	Step  store.Step
-	// Payload is the step's data, decoded: *store.ModelCall, *store.Code,
-	// *store.Review, *store.Approval, *store.Execution,
-	// *store.Classification, *store.Retry, *store.Answer,
-	// *store.FailureReport, *store.Start or *store.Resume.
+	// Payload is the step's data, decoded: *ModelCall, *CodeRecord,
+	// *Review, *Approval, *ExecutionRecord,
+	// *Classification, *Retry, *Answer,
+	// *FailureReport, *Start or *Resume.
 	Payload any
 }
 
@@ -231,11 +231,11 @@ type Result struct {
 	// Outcome names how the run ended; empty while it is paused.
 	Outcome string
 	// Answer is set when the run answered.
-	Answer *store.Answer
+	Answer *Answer
 	// Failure is the honest report of a run without an answer.
-	Failure *store.FailureReport
+	Failure *FailureReport
 	// Pending is the code awaiting approval.
-	Pending   *store.PendingApproval
+	Pending   *PendingApproval
 	Scorecard store.Scorecard
 }
 
@@ -371,8 +371,8 @@ func (a *Agent) Run(ctx context.Context, task Task) (*Result, error) {
 	r := a.newRunner(run, rc, st, owner)
 	ctx, span := r.tr.invokeAgent(ctx, run.ID, false)
 	defer span.End()
-	if err := r.record(ctx, r.step(store.KindStart, 0, "started: "+oneLine(task.Prompt, 80),
-		&store.Start{Task: task.Prompt, Model: a.cfg.ModelSpec, Mode: string(rc.Mode), Inputs: inputs})); err != nil {
+	if err := r.record(ctx, r.step(StepStart, 0, "started: "+oneLine(task.Prompt, 80),
+		&Start{Task: task.Prompt, Model: a.cfg.ModelSpec, Mode: string(rc.Mode), Inputs: inputs})); err != nil {
 		return nil, err
 	}
 	return r.drive(ctx, span)
@@ -409,8 +409,8 @@ func (a *Agent) Resume(ctx context.Context, runID string) (*Result, error) {
 	ctx, span := r.tr.invokeAgent(ctx, run.ID, true)
 	defer span.End()
 	note := resumeNote(&st, from)
-	if err := r.record(ctx, r.step(store.KindResume, st.Attempt, fmt.Sprintf("resumed (%s) at %s", from, st.Phase),
-		&store.Resume{From: string(from), Phase: string(st.Phase), Note: note})); err != nil {
+	if err := r.record(ctx, r.step(StepResume, st.Attempt, fmt.Sprintf("resumed (%s) at %s", from, st.Phase),
+		&Resume{From: string(from), Phase: string(st.Phase), Note: note})); err != nil {
 		return nil, err
 	}
 	return r.drive(ctx, span)

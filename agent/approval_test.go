@@ -35,16 +35,16 @@ func TestSubprocessAskedApprovedRuns(t *testing.T) {
 		if res.Outcome != agent.OutcomeAnswered || asked.Load() != 1 {
 			t.Fatalf("outcome %s, asked %d times, failure %+v", res.Outcome, asked.Load(), res.Failure)
 		}
-		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
-			store.KindApproval, store.KindApproval, store.KindExecution, store.KindClassification, store.KindModelCall, store.KindAnswer)
-		if a := decode[store.Approval](t, steps, store.KindApproval, 0); a.Decision != "pending" {
+		steps := h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepApproval, agent.StepApproval, agent.StepExecution, agent.StepClassification, agent.StepModelCall, agent.StepAnswer)
+		if a := decode[agent.Approval](t, steps, agent.StepApproval, 0); a.Decision != "pending" {
 			t.Errorf("first approval step: %+v", a)
 		}
-		if a := decode[store.Approval](t, steps, store.KindApproval, 1); a.Decision != "approved" || a.By != "terminal" ||
+		if a := decode[agent.Approval](t, steps, agent.StepApproval, 1); a.Decision != "approved" || a.By != "terminal" ||
 			len(a.Rules) != 1 || a.Rules[0] != policy.RuleProcessSpawn {
 			t.Errorf("second approval step: %+v", a)
 		}
-		if ex := decode[store.Execution](t, steps, store.KindExecution, 0); ex.Stdout != "child said words: 42\n\n" {
+		if ex := decode[agent.ExecutionRecord](t, steps, agent.StepExecution, 0); ex.Stdout != "child said words: 42\n\n" {
 			t.Errorf("stdout %q", ex.Stdout)
 		}
 		if sc := res.Scorecard; sc.Approvals != 1 || sc.Attempts != 1 {
@@ -69,9 +69,9 @@ func TestSubprocessAskedRejectedAborts(t *testing.T) {
 		if res.Status != store.StatusFailed || res.Outcome != agent.OutcomeRejected || res.Answer != nil {
 			t.Fatalf("status %s outcome %s", res.Status, res.Outcome)
 		}
-		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
-			store.KindApproval, store.KindApproval, store.KindFailure)
-		if a := decode[store.Approval](t, steps, store.KindApproval, 1); a.Decision != "rejected" {
+		steps := h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepApproval, agent.StepApproval, agent.StepFailure)
+		if a := decode[agent.Approval](t, steps, agent.StepApproval, 1); a.Decision != "rejected" {
 			t.Errorf("approval: %+v", a)
 		}
 		f := res.Failure
@@ -93,9 +93,9 @@ func TestNonInteractiveRejectsByDefaultAndFlagApproves(t *testing.T) {
 		if res.Outcome != agent.OutcomeRejected {
 			t.Fatalf("outcome %s", res.Outcome)
 		}
-		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
-			store.KindApproval, store.KindFailure)
-		if a := decode[store.Approval](t, steps, store.KindApproval, 0); !strings.Contains(a.By, "non-interactive") {
+		steps := h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepApproval, agent.StepFailure)
+		if a := decode[agent.Approval](t, steps, agent.StepApproval, 0); !strings.Contains(a.By, "non-interactive") {
 			t.Errorf("approval: %+v", a)
 		}
 
@@ -105,9 +105,9 @@ func TestNonInteractiveRejectsByDefaultAndFlagApproves(t *testing.T) {
 		if res.Outcome != agent.OutcomeAnswered {
 			t.Fatalf("outcome %s", res.Outcome)
 		}
-		steps = h2.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
-			store.KindApproval, store.KindExecution, store.KindClassification, store.KindModelCall, store.KindAnswer)
-		if a := decode[store.Approval](t, steps, store.KindApproval, 0); a.Decision != "approved" || !strings.Contains(a.By, "--approve all") {
+		steps = h2.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepApproval, agent.StepExecution, agent.StepClassification, agent.StepModelCall, agent.StepAnswer)
+		if a := decode[agent.Approval](t, steps, agent.StepApproval, 0); a.Decision != "approved" || !strings.Contains(a.By, "--approve all") {
 			t.Errorf("approval: %+v", a)
 		}
 	})
@@ -131,10 +131,10 @@ func TestAlwaysCoversLaterCode(t *testing.T) {
 			t.Fatalf("outcome %s, asked %d", res.Outcome, asked.Load())
 		}
 		_, steps := h.steps(res.RunID)
-		if a := decode[store.Approval](t, steps, store.KindApproval, 2); a.Decision != "approved" || !strings.HasPrefix(a.By, "always") {
+		if a := decode[agent.Approval](t, steps, agent.StepApproval, 2); a.Decision != "approved" || !strings.HasPrefix(a.By, "always") {
 			t.Errorf("second approval: %+v", a)
 		}
-		if c := decode[store.Classification](t, steps, store.KindClassification, 0); c.Kind != "CalledProcessError" {
+		if c := decode[agent.Classification](t, steps, agent.StepClassification, 0); c.Kind != "CalledProcessError" {
 			t.Errorf("classification: %+v", c)
 		}
 	})
@@ -148,9 +148,9 @@ func TestPolicyDenialAborts(t *testing.T) {
 		if res.Outcome != agent.OutcomeDenied || res.Status != store.StatusFailed {
 			t.Fatalf("outcome %s", res.Outcome)
 		}
-		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
-			store.KindClassification, store.KindFailure)
-		rv := decode[store.Review](t, steps, store.KindReview, 0)
+		steps := h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepClassification, agent.StepFailure)
+		rv := decode[agent.Review](t, steps, agent.StepReview, 0)
 		if rv.Decision.Action != policy.Deny || !strings.Contains(res.Failure.Summary, "destructive.rm-root") {
 			t.Errorf("review %+v, failure %+v", rv, res.Failure)
 		}
@@ -180,9 +180,10 @@ func TestAwaitingApprovalResumesAfterRestart(t *testing.T) {
 			t.Fatalf("status %s pending %+v", res.Status, res.Pending)
 		}
 		run := h.storedRun(res.RunID)
-		if run.Status != store.StatusAwaitingApproval || run.Owner != "" || run.Pending == nil ||
-			run.Pending.Findings[0].Rule != policy.RuleProcessSpawn {
-			t.Fatalf("stored run: %+v", run)
+		pending, err := agent.RunPending(run)
+		if err != nil || run.Status != store.StatusAwaitingApproval || run.Owner != "" || pending == nil ||
+			pending.Findings[0].Rule != policy.RuleProcessSpawn {
+			t.Fatalf("stored run: %+v %v", run, err)
 		}
 		open, _ := st.Reviews(context.Background(), "", false)
 		if len(open) != 1 || open[0].Kind != store.ReviewApproval {
@@ -208,13 +209,13 @@ func TestAwaitingApprovalResumesAfterRestart(t *testing.T) {
 		if res2.Outcome != agent.OutcomeAnswered || res2.Answer.Text != "The child printed 42." {
 			t.Fatalf("resumed run: %+v", res2)
 		}
-		steps := h2.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
-			store.KindApproval, store.KindApproval, store.KindResume,
-			store.KindExecution, store.KindClassification, store.KindModelCall, store.KindAnswer)
-		if a := decode[store.Approval](t, steps, store.KindApproval, 1); a.Decision != "approved" || a.By != "review queue" || a.Note != "looks fine" {
+		steps := h2.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepApproval, agent.StepApproval, agent.StepResume,
+			agent.StepExecution, agent.StepClassification, agent.StepModelCall, agent.StepAnswer)
+		if a := decode[agent.Approval](t, steps, agent.StepApproval, 1); a.Decision != "approved" || a.By != "review queue" || a.Note != "looks fine" {
 			t.Errorf("decision: %+v", a)
 		}
-		if ex := decode[store.Execution](t, steps, store.KindExecution, 0); !strings.Contains(ex.Stdout, "words: 42") {
+		if ex := decode[agent.ExecutionRecord](t, steps, agent.StepExecution, 0); !strings.Contains(ex.Stdout, "words: 42") {
 			t.Errorf("execution: %+v", ex)
 		}
 		if sc := res2.Scorecard; sc.Approvals != 1 || sc.Attempts != 1 || sc.ModelCalls != 2 {

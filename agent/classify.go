@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/coderun/coderun/sandbox"
-	"github.com/coderun/coderun/store"
 )
 
 // Class is what an outcome means for the loop.
@@ -65,8 +64,8 @@ func (v verdict) signature() string {
 	return v.Kind + ": " + normalizeMessage(v.Message)
 }
 
-func (v verdict) record() store.Classification {
-	c := store.Classification{Class: string(v.Class), Kind: v.Kind, Message: v.Message, Why: v.Why}
+func (v verdict) record() Classification {
+	c := Classification{Class: string(v.Class), Kind: v.Kind, Message: v.Message, Why: v.Why}
 	if v.Class != ClassSuccess {
 		c.Signature = v.signature()
 	}
@@ -95,7 +94,7 @@ func normalizeMessage(s string) string {
 
 // classify says what an execution's outcome means. cancelled reports
 // whether the caller's context was done when the run was killed.
-func classify(ex *store.Execution, cancelled bool) verdict {
+func classify(ex *ExecutionRecord, cancelled bool) verdict {
 	limit := func(kind, what string) verdict {
 		return verdict{Class: ClassFatal, Kind: kind, Message: ex.Error, Detail: tail(ex.Stderr, 20, 2000),
 			Why: what + "; retrying would hit the same limit, so the run stops"}

@@ -5,41 +5,40 @@ import (
 	"testing"
 
 	"github.com/coderun/coderun/sandbox"
-	"github.com/coderun/coderun/store"
 )
 
 func TestClassify(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		ex    store.Execution
+		ex    ExecutionRecord
 		class Class
 		kind  string
 	}{
-		{"ok", store.Execution{Reason: "exited"}, ClassSuccess, ""},
-		{"name error", store.Execution{Language: "python", Reason: "exited", ExitCode: 1,
+		{"ok", ExecutionRecord{Reason: "exited"}, ClassSuccess, ""},
+		{"name error", ExecutionRecord{Language: "python", Reason: "exited", ExitCode: 1,
 			Stderr: "Traceback (most recent call last):\n  File \"/work/main.py\", line 1, in <module>\nNameError: name 'y' is not defined\n"}, ClassRetryable, "NameError"},
-		{"syntax error", store.Execution{Language: "python", Reason: "exited", ExitCode: 1,
+		{"syntax error", ExecutionRecord{Language: "python", Reason: "exited", ExitCode: 1,
 			Stderr: "  File \"/work/main.py\", line 1\n    def f(:\n          ^\nSyntaxError: invalid syntax\n"}, ClassRetryable, "SyntaxError"},
-		{"dotted", store.Execution{Language: "python", Reason: "exited", ExitCode: 1,
+		{"dotted", ExecutionRecord{Language: "python", Reason: "exited", ExitCode: 1,
 			Stderr: "Traceback (most recent call last):\n  x\njson.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n"}, ClassRetryable, "JSONDecodeError"},
-		{"memory error", store.Execution{Language: "python", Reason: "exited", ExitCode: 1,
+		{"memory error", ExecutionRecord{Language: "python", Reason: "exited", ExitCode: 1,
 			Stderr: "Traceback (most recent call last):\n  x\nMemoryError\n"}, ClassFatal, "MemoryError"},
-		{"shell", store.Execution{Language: "bash", Reason: "exited", ExitCode: 2, Stderr: "ls: cannot access 'x': No such file or directory\n"}, ClassRetryable, "exit_status"},
-		{"node", store.Execution{Language: "node", Reason: "exited", ExitCode: 1, Stderr: "/work/main.js:1\nfoo()\n^\n\nReferenceError: foo is not defined\n    at Object.<anonymous>\n"}, ClassRetryable, "ReferenceError"},
-		{"session error", store.Execution{Language: "python", Reason: "exited", ExitCode: 1, Outputs: []store.Output{{OutputType: "error", Ename: "KeyError", Evalue: "'a'"}}}, ClassRetryable, "KeyError"},
-		{"signal", store.Execution{Language: "python", Reason: "exited", ExitCode: -1, Signal: "SIGSEGV"}, ClassRetryable, "signal"},
-		{"timeout", store.Execution{Reason: sandbox.ReasonTimeout}, ClassFatal, "timeout"},
-		{"cpu", store.Execution{Reason: sandbox.ReasonCPULimit}, ClassFatal, "cpu_limit"},
-		{"memory", store.Execution{Reason: sandbox.ReasonMemoryLimit}, ClassFatal, "memory_limit"},
-		{"output", store.Execution{Reason: sandbox.ReasonOutputLimit}, ClassFatal, "output_limit"},
-		{"setup", store.Execution{Reason: sandbox.ReasonSetupError, Error: "no cgroup"}, ClassInfrastructure, "setup_error"},
+		{"shell", ExecutionRecord{Language: "bash", Reason: "exited", ExitCode: 2, Stderr: "ls: cannot access 'x': No such file or directory\n"}, ClassRetryable, "exit_status"},
+		{"node", ExecutionRecord{Language: "node", Reason: "exited", ExitCode: 1, Stderr: "/work/main.js:1\nfoo()\n^\n\nReferenceError: foo is not defined\n    at Object.<anonymous>\n"}, ClassRetryable, "ReferenceError"},
+		{"session error", ExecutionRecord{Language: "python", Reason: "exited", ExitCode: 1, Outputs: []Output{{OutputType: "error", Ename: "KeyError", Evalue: "'a'"}}}, ClassRetryable, "KeyError"},
+		{"signal", ExecutionRecord{Language: "python", Reason: "exited", ExitCode: -1, Signal: "SIGSEGV"}, ClassRetryable, "signal"},
+		{"timeout", ExecutionRecord{Reason: sandbox.ReasonTimeout}, ClassFatal, "timeout"},
+		{"cpu", ExecutionRecord{Reason: sandbox.ReasonCPULimit}, ClassFatal, "cpu_limit"},
+		{"memory", ExecutionRecord{Reason: sandbox.ReasonMemoryLimit}, ClassFatal, "memory_limit"},
+		{"output", ExecutionRecord{Reason: sandbox.ReasonOutputLimit}, ClassFatal, "output_limit"},
+		{"setup", ExecutionRecord{Reason: sandbox.ReasonSetupError, Error: "no cgroup"}, ClassInfrastructure, "setup_error"},
 	} {
 		v := classify(&c.ex, false)
 		if v.Class != c.class || v.Kind != c.kind {
 			t.Errorf("%s: %s %s, want %s %s", c.name, v.Class, v.Kind, c.class, c.kind)
 		}
 	}
-	if v := classify(&store.Execution{Reason: sandbox.ReasonKilled}, true); v.Class != ClassCancelled {
+	if v := classify(&ExecutionRecord{Reason: sandbox.ReasonKilled}, true); v.Class != ClassCancelled {
 		t.Errorf("killed while cancelled: %s", v.Class)
 	}
 	a := verdict{Kind: "TypeError", Message: "<object at 0x7f00aa>"}

@@ -36,7 +36,7 @@
 //     against the output (ground.go); an answer quoting values the output
 //     does not show is sent back once, then flagged and queued for review.
 //  8. Honest failure: when retries or budgets (steps, tokens, time) run
-//     out, the run ends with a [store.FailureReport] — what the code was
+//     out, the run ends with a [agent.FailureReport] — what the code was
 //     trying to do, the error that kept occurring, the partial output of
 //     the last attempt — never an answer, and goes to the review queue.
 //

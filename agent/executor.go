@@ -57,7 +57,7 @@ type Code struct {
 // Execution is the outcome of one Execute: the record to store and the
 // files the code created or changed, with their contents.
 type Execution struct {
-	Record store.Execution
+	Record ExecutionRecord
 	Files  []store.File
 }
 
@@ -120,7 +120,7 @@ func (e *runtimeExecutor) Execute(ctx context.Context, code Code) (*Execution, e
 	if err != nil {
 		return nil, fmt.Errorf("agent: run in %s: %w", e.Name(), err)
 	}
-	ex := &Execution{Record: store.Execution{
+	ex := &Execution{Record: ExecutionRecord{
 		Language: code.Language, Executor: e.Name(),
 		Stdout: res.Stdout, Stderr: res.Stderr,
 		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated,
@@ -128,15 +128,15 @@ func (e *runtimeExecutor) Execute(ctx context.Context, code Code) (*Execution, e
 		Usage: res.Usage, DurationMS: time.Since(start).Milliseconds(),
 	}}
 	if res.Stdout != "" {
-		ex.Record.Outputs = append(ex.Record.Outputs, store.Output{OutputType: "stream", Name: "stdout", Text: res.Stdout})
+		ex.Record.Outputs = append(ex.Record.Outputs, Output{OutputType: "stream", Name: "stdout", Text: res.Stdout})
 	}
 	if res.Stderr != "" {
-		ex.Record.Outputs = append(ex.Record.Outputs, store.Output{OutputType: "stream", Name: "stderr", Text: res.Stderr})
+		ex.Record.Outputs = append(ex.Record.Outputs, Output{OutputType: "stream", Name: "stderr", Text: res.Stderr})
 	}
 	for _, fi := range res.Files {
 		f := fileFromSandbox(fi)
 		ex.Files = append(ex.Files, f)
-		ex.Record.Files = append(ex.Record.Files, store.FileMeta{Path: f.Path, Kind: f.Kind, Size: f.Size})
+		ex.Record.Files = append(ex.Record.Files, FileMeta{Path: f.Path, Kind: f.Kind, Size: f.Size})
 		// Carry complete regular files over to the next execution.
 		if fi.Kind == sandbox.KindFile && !fi.ContentTruncated {
 			e.files[fi.Path] = sandbox.File{Path: fi.Path, Content: fi.Content, Mode: fi.Mode.Perm()}

@@ -78,15 +78,15 @@ type pendingCode struct {
 }
 
 type cell struct {
-	Attempt  int              `json:"attempt"`
-	Language string           `json:"language"`
-	Code     string           `json:"code"`
-	Intent   string           `json:"intent,omitempty"`
-	Stdout   string           `json:"stdout,omitempty"`
-	Stderr   string           `json:"stderr,omitempty"`
-	Result   string           `json:"result,omitempty"` // execute_result text
-	Files    []store.FileMeta `json:"files,omitempty"`
-	Error    string           `json:"error,omitempty"`
+	Attempt  int        `json:"attempt"`
+	Language string     `json:"language"`
+	Code     string     `json:"code"`
+	Intent   string     `json:"intent,omitempty"`
+	Stdout   string     `json:"stdout,omitempty"`
+	Stderr   string     `json:"stderr,omitempty"`
+	Result   string     `json:"result,omitempty"` // execute_result text
+	Files    []FileMeta `json:"files,omitempty"`
+	Error    string     `json:"error,omitempty"`
 }
 
 func newState(rc runConfig, task string, inputs []store.InputFile) *state {
@@ -255,7 +255,7 @@ func (r *runner) generate(ctx context.Context) error {
 		req.Tools = []llm.Tool{llm.RunCodeTool()}
 	}
 	resp, callErr, mc, deadline := r.chat(ctx, "generate", req)
-	callStep := r.step(store.KindModelCall, r.st.Attempt+1, modelCallSummary(mc), mc)
+	callStep := r.step(StepModelCall, r.st.Attempt+1, modelCallSummary(mc), mc)
 	if callErr != nil && !errors.Is(callErr, llm.ErrMalformedToolCall) {
 		return r.modelFailed(ctx, callErr, deadline, callStep)
 	}
@@ -303,7 +303,7 @@ func (r *runner) generate(ctx context.Context) error {
 
 // chat calls the model with the run's budgets, and builds the record of the
 // call. deadline reports that the run's time budget cut the call.
-func (r *runner) chat(ctx context.Context, purpose string, req llm.Request) (*llm.Response, error, *store.ModelCall, bool) {
+func (r *runner) chat(ctx context.Context, purpose string, req llm.Request) (*llm.Response, error, *ModelCall, bool) {
 	bctx, cancel := r.budgetCtx(ctx)
 	defer cancel()
 	cctx, span := r.tr.chat(bctx, r.run.ID, purpose)
@@ -311,7 +311,7 @@ func (r *runner) chat(ctx context.Context, purpose string, req llm.Request) (*ll
 	resp, err := r.cfg.Model.Chat(cctx, req)
 	elapsed := time.Since(start)
 	endChat(span, resp, err)
-	mc := &store.ModelCall{Purpose: purpose, Model: r.run.Model, Messages: slices.Clone(req.Messages), LatencyMS: elapsed.Milliseconds()}
+	mc := &ModelCall{Purpose: purpose, Model: r.run.Model, Messages: slices.Clone(req.Messages), LatencyMS: elapsed.Milliseconds()}
 	for _, t := range req.Tools {
 		mc.Tools = append(mc.Tools, t.Name)
 	}
@@ -339,7 +339,7 @@ func (r *runner) chat(ctx context.Context, purpose string, req llm.Request) (*ll
 	return resp, err, mc, deadline
 }
 
-func modelCallSummary(mc *store.ModelCall) string {
+func modelCallSummary(mc *ModelCall) string {
 	s := fmt.Sprintf("%s: %d+%d tokens, %s", mc.Purpose, mc.Usage.InputTokens, mc.Usage.OutputTokens,
 		(time.Duration(mc.LatencyMS) * time.Millisecond).String())
 	if mc.Attempts > 1 {
@@ -398,8 +398,8 @@ func (r *runner) malformed(ctx context.Context, resp *llm.Response, err error, c
 func (r *runner) takeCode(ctx context.Context, callStep pendingStep, p *pendingCode) error {
 	r.st.Pending = p
 	r.st.Phase = phaseReview
-	code := &store.Code{Language: p.Language, Code: p.Code, Source: p.Source, CallID: p.CallID, Intent: p.Intent}
-	return r.record(ctx, callStep, r.step(store.KindCode, r.st.Attempt+1,
+	code := &CodeRecord{Language: p.Language, Code: p.Code, Source: p.Source, CallID: p.CallID, Intent: p.Intent}
+	return r.record(ctx, callStep, r.step(StepCode, r.st.Attempt+1,
 		fmt.Sprintf("%s code, %d lines", p.Language, strings.Count(strings.TrimRight(p.Code, "\n"), "\n")+1), code))
 }
 
@@ -433,13 +433,13 @@ func (r *runner) retryOrFail(ctx context.Context, v verdict, steps []pendingStep
 		c.Class, c.Kind = string(ClassFatal), "stuck"
 		c.Message = v.errorLine()
 		c.Why = "the same error occurred twice in a row: the model is not making progress, and a retry would repeat it"
-		steps = append(steps, r.step(store.KindClassification, r.st.Attempt, "fatal: stuck on "+oneLine(v.errorLine(), 100), &c))
+		steps = append(steps, r.step(StepClassification, r.st.Attempt, "fatal: stuck on "+oneLine(v.errorLine(), 100), &c))
 		return r.fail(ctx, OutcomeStuck, fmt.Sprintf("The run was stopped because the same error occurred twice in a row (%s): "+
 			"the model was not making progress.", oneLine(v.errorLine(), 200)), steps...)
 	}
 	r.st.LastSig = sig
 	c := v.record()
-	steps = append(steps, r.step(store.KindClassification, r.st.Attempt, fmt.Sprintf("%s: %s", v.Class, oneLine(v.errorLine(), 120)), &c))
+	steps = append(steps, r.step(StepClassification, r.st.Attempt, fmt.Sprintf("%s: %s", v.Class, oneLine(v.errorLine(), 120)), &c))
 	if r.st.Retries >= r.rc.MaxRetries {
 		return r.fail(ctx, OutcomeRetriesExhausted, fmt.Sprintf("Every attempt failed and the %d retries allowed were used up; the last error was %s.",
 			r.rc.MaxRetries, oneLine(v.errorLine(), 200)), steps...)
@@ -458,8 +458,8 @@ func (r *runner) retryOrFail(ctx context.Context, v verdict, steps []pendingStep
 	for _, m := range feedback {
 		text = append(text, m.Content)
 	}
-	steps = append(steps, r.step(store.KindRetry, r.st.Attempt, fmt.Sprintf("retry %d of %d: %s", r.st.Retries, r.rc.MaxRetries, v.Kind),
-		&store.Retry{Number: r.st.Retries, Max: r.rc.MaxRetries, Reason: v.Kind, Feedback: strings.Join(text, "\n---\n")}))
+	steps = append(steps, r.step(StepRetry, r.st.Attempt, fmt.Sprintf("retry %d of %d: %s", r.st.Retries, r.rc.MaxRetries, v.Kind),
+		&Retry{Number: r.st.Retries, Max: r.rc.MaxRetries, Reason: v.Kind, Feedback: strings.Join(text, "\n---\n")}))
 	return r.record(ctx, steps...)
 }
 
@@ -500,7 +500,7 @@ func (r *runner) review(ctx context.Context) error {
 			Snippet: oneLine(first, 80), Message: err.Error()}})
 	}
 	p.Decision = &d
-	rv := r.step(store.KindReview, r.st.Attempt+1, "policy: "+string(d.Action)+reviewCauses(d), &store.Review{Decision: d})
+	rv := r.step(StepReview, r.st.Attempt+1, "policy: "+string(d.Action)+reviewCauses(d), &Review{Decision: d})
 	switch d.Action {
 	case policy.Deny:
 		v := verdict{Class: ClassFatal, Kind: "policy_denied", Message: d.Explanation,
@@ -508,7 +508,7 @@ func (r *runner) review(ctx context.Context) error {
 		r.countError(v)
 		c := v.record()
 		return r.fail(ctx, OutcomeDenied, d.Explanation, rv,
-			r.step(store.KindClassification, r.st.Attempt+1, "fatal: denied by policy", &c))
+			r.step(StepClassification, r.st.Attempt+1, "fatal: denied by policy", &c))
 	case policy.Ask:
 		r.st.Phase = phaseApprove
 	default:
@@ -535,9 +535,9 @@ func causeRules(d policy.Decision) []string {
 	return rules
 }
 
-func (r *runner) pendingApproval() *store.PendingApproval {
+func (r *runner) pendingApproval() *PendingApproval {
 	p := r.st.Pending
-	return &store.PendingApproval{Language: p.Language, Code: p.Code, Explanation: p.Decision.Explanation,
+	return &PendingApproval{Language: p.Language, Code: p.Code, Explanation: p.Decision.Explanation,
 		Findings: p.Decision.Causes, Step: r.run.Steps, At: time.Now()}
 }
 
@@ -563,11 +563,14 @@ func (r *runner) approve(ctx context.Context) error {
 			"such code unless it is approved by flag (--approve all) or allowed by the policy. "+p.Decision.Explanation)
 	}
 	if r.run.Status != store.StatusAwaitingApproval {
-		pa := r.pendingApproval()
-		err := r.commit(ctx, store.Update{Status: store.StatusAwaitingApproval, Pending: pa,
+		pa, err := json.Marshal(r.pendingApproval())
+		if err != nil {
+			return fmt.Errorf("agent: pending approval: %w", err)
+		}
+		err = r.commit(ctx, store.Update{Status: store.StatusAwaitingApproval, Pending: pa,
 			Review: &store.NewReview{Kind: store.ReviewApproval, Reason: p.Decision.Explanation}},
-			r.step(store.KindApproval, r.st.Attempt+1, "awaiting approval"+reviewCauses(*p.Decision),
-				&store.Approval{Decision: "pending", By: "policy", Rules: rules}))
+			r.step(StepApproval, r.st.Attempt+1, "awaiting approval"+reviewCauses(*p.Decision),
+				&Approval{Decision: "pending", By: "policy", Rules: rules}))
 		if err != nil {
 			return err
 		}
@@ -607,7 +610,7 @@ func (r *runner) pause(ctx context.Context) error {
 func (r *runner) applyVerdict(ctx context.Context, v Verdict, by, note string) error {
 	p := r.st.Pending
 	rules := causeRules(*p.Decision)
-	a := &store.Approval{By: by, Rules: rules, Note: note}
+	a := &Approval{By: by, Rules: rules, Note: note}
 	resolution := "approved"
 	switch v {
 	case Approve, Always:
@@ -633,7 +636,7 @@ func (r *runner) applyVerdict(ctx context.Context, v Verdict, by, note string) e
 		u.Status = store.StatusRunning
 		u.CloseReviews = &store.CloseReviews{Kind: store.ReviewApproval, Resolution: resolution, Note: note}
 	}
-	return r.commit(ctx, u, r.step(store.KindApproval, r.st.Attempt+1, a.Decision+" by "+by, a))
+	return r.commit(ctx, u, r.step(StepApproval, r.st.Attempt+1, a.Decision+" by "+by, a))
 }
 
 // ---- execution ----
@@ -692,7 +695,7 @@ func (r *runner) execute(ctx context.Context) error {
 		c.Error = v.errorLine()
 	}
 	r.st.Last = c
-	exStep := r.step(store.KindExecution, attempt, executionSummary(&ex.Record), &ex.Record)
+	exStep := r.step(StepExecution, attempt, executionSummary(&ex.Record), &ex.Record)
 	files := ex.Files
 
 	// Single mode wants something to interpret: a program that printed
@@ -715,7 +718,7 @@ func (r *runner) execute(ctx context.Context) error {
 			r.st.Phase = phaseInterpret
 		}
 		cl := v.record()
-		return r.commit(ctx, store.Update{Files: files}, exStep, r.step(store.KindClassification, attempt, "success", &cl))
+		return r.commit(ctx, store.Update{Files: files}, exStep, r.step(StepClassification, attempt, "success", &cl))
 	case ClassRetryable:
 		if err := r.commit(ctx, store.Update{Files: files}, exStep); err != nil {
 			return err
@@ -773,7 +776,7 @@ func (r *runner) feedback(p *pendingCode, obs string) []llm.Message {
 	return []llm.Message{llm.User(fmt.Sprintf("You wrote:\n```%s\n%s\n```\n%s", p.Language, strings.TrimRight(p.Code, "\n"), obs))}
 }
 
-func executionSummary(ex *store.Execution) string {
+func executionSummary(ex *ExecutionRecord) string {
 	s := string(ex.Reason)
 	if ex.Reason == sandbox.ReasonExited {
 		s = fmt.Sprintf("exit %d", ex.ExitCode)
@@ -830,7 +833,7 @@ func (r *runner) ensureExecutor(ctx context.Context) error {
 	if failed > 0 {
 		note += fmt.Sprintf("; %d of them failed this time", failed)
 	}
-	return r.record(ctx, r.step(store.KindResume, r.st.Attempt, "session rebuilt", &store.Resume{From: "replay", Phase: string(r.st.Phase), Note: note}))
+	return r.record(ctx, r.step(StepResume, r.st.Attempt, "session rebuilt", &Resume{From: "replay", Phase: string(r.st.Phase), Note: note}))
 }
 
 // ---- interpretation ----
@@ -844,7 +847,7 @@ func (r *runner) interpret(ctx context.Context) error {
 		msgs = append(msgs, llm.Assistant(r.st.Unverified), llm.User(groundingFeedback(ground(r.st.Unverified, r.evidence()...).Unsupported)))
 	}
 	resp, err, mc, deadline := r.chat(ctx, "interpret", llm.Request{Messages: msgs})
-	callStep := r.step(store.KindModelCall, 0, modelCallSummary(mc), mc)
+	callStep := r.step(StepModelCall, 0, modelCallSummary(mc), mc)
 	if err != nil {
 		return r.modelFailed(ctx, err, deadline, callStep)
 	}
@@ -862,11 +865,11 @@ func (r *runner) interpret(ctx context.Context) error {
 		r.countError(v)
 		c := v.record()
 		return r.record(ctx, callStep,
-			r.step(store.KindClassification, 0, "retryable: answer quotes "+strings.Join(g.Unsupported, ", "), &c),
-			r.step(store.KindRetry, 0, "retry: ungrounded answer", &store.Retry{Number: 1, Max: 1, Reason: v.Kind,
+			r.step(StepClassification, 0, "retryable: answer quotes "+strings.Join(g.Unsupported, ", "), &c),
+			r.step(StepRetry, 0, "retry: ungrounded answer", &Retry{Number: 1, Max: 1, Reason: v.Kind,
 				Feedback: groundingFeedback(g.Unsupported)}))
 	}
-	ans := &store.Answer{Text: text, Grounded: len(g.Unsupported) == 0, Unsupported: g.Unsupported, Quoted: g.Quoted}
+	ans := &Answer{Text: text, Grounded: len(g.Unsupported) == 0, Unsupported: g.Unsupported, Quoted: g.Quoted}
 	outcome := OutcomeAnswered
 	u := store.Update{Status: store.StatusSucceeded, Answer: text, Release: true, ClearPending: true}
 	if !ans.Grounded {
@@ -878,7 +881,7 @@ func (r *runner) interpret(ctx context.Context) error {
 	r.st.Score.Outcome = outcome
 	r.st.Phase = phaseDone
 	r.final.answer = ans
-	return r.commit(ctx, u, callStep, r.step(store.KindAnswer, 0, "answer: "+oneLine(text, 100), ans))
+	return r.commit(ctx, u, callStep, r.step(StepAnswer, 0, "answer: "+oneLine(text, 100), ans))
 }
 
 // evidence is what an answer may quote: the outputs, the code, the task
@@ -932,14 +935,14 @@ func (r *runner) checkTime(ctx context.Context) (bool, error) {
 // failWith records a classification of class and kind, then fails.
 func (r *runner) failWith(ctx context.Context, outcome string, class Class, kind, summary string, steps ...pendingStep) error {
 	r.st.Score.AddError(string(class), kind)
-	c := store.Classification{Class: string(class), Kind: kind, Why: summary}
-	steps = append(steps, r.step(store.KindClassification, r.st.Attempt, string(class)+": "+kind, &c))
+	c := Classification{Class: string(class), Kind: kind, Why: summary}
+	steps = append(steps, r.step(StepClassification, r.st.Attempt, string(class)+": "+kind, &c))
 	return r.fail(ctx, outcome, summary, steps...)
 }
 
 type finalResult struct {
-	answer  *store.Answer
-	failure *store.FailureReport
+	answer  *Answer
+	failure *FailureReport
 }
 
 // fail ends the run without an answer, with an honest report, and puts it
@@ -950,7 +953,11 @@ func (r *runner) fail(ctx context.Context, outcome, summary string, steps ...pen
 	r.st.Phase = phaseDone
 	r.final.failure = rep
 	status := store.StatusFailed
-	u := store.Update{Outcome: outcome, Failure: rep, Release: true, ClearPending: true}
+	repJSON, err := json.Marshal(rep)
+	if err != nil {
+		return fmt.Errorf("agent: failure report: %w", err)
+	}
+	u := store.Update{Outcome: outcome, Failure: repJSON, Release: true, ClearPending: true}
 	if outcome == OutcomeCancelled {
 		status = store.StatusCancelled
 	} else {
@@ -960,7 +967,7 @@ func (r *runner) fail(ctx context.Context, outcome, summary string, steps ...pen
 		u.CloseReviews = &store.CloseReviews{Kind: store.ReviewApproval, Resolution: outcome}
 	}
 	u.Status = status
-	steps = append(steps, r.step(store.KindFailure, r.st.Attempt, "no answer: "+outcome, rep))
+	steps = append(steps, r.step(StepFailure, r.st.Attempt, "no answer: "+outcome, rep))
 	return r.commit(ctx, u, steps...)
 }
 
@@ -971,8 +978,8 @@ func (r *runner) cancel(ctx context.Context, steps ...pendingStep) error {
 // report writes the honest failure report from the checkpoint: what the
 // code was trying to do, the error that kept occurring and the partial
 // output of the last attempt.
-func (r *runner) report(outcome, summary string) *store.FailureReport {
-	rep := &store.FailureReport{Outcome: outcome, Summary: summary, Attempts: r.st.Score.Attempts}
+func (r *runner) report(outcome, summary string) *FailureReport {
+	rep := &FailureReport{Outcome: outcome, Summary: summary, Attempts: r.st.Score.Attempts}
 	var code, lang, intent string
 	if last := r.st.Last; last != nil {
 		code, lang, intent = last.Code, last.Language, last.Intent

@@ -55,7 +55,7 @@ func taskPrompt(task string, inputs []store.InputFile) string {
 }
 
 // observation is what the model sees of an execution.
-func observation(ex *store.Execution, v verdict, files []store.FileMeta) string {
+func observation(ex *ExecutionRecord, v verdict, files []FileMeta) string {
 	var b strings.Builder
 	switch v.Class {
 	case ClassSuccess:

@@ -25,7 +25,7 @@ func TestRateLimitThenSuccess(t *testing.T) {
 			t.Fatalf("outcome %s: %+v", res.Outcome, res.Failure)
 		}
 		_, steps := h.steps(res.RunID)
-		if mc := decode[store.ModelCall](t, steps, store.KindModelCall, 0); mc.Attempts != 2 || mc.Error != "" {
+		if mc := decode[agent.ModelCall](t, steps, agent.StepModelCall, 0); mc.Attempts != 2 || mc.Error != "" {
 			t.Errorf("first model call: attempts %d error %q", mc.Attempts, mc.Error)
 		}
 		if sc := res.Scorecard; sc.ProviderRetries != 1 || sc.ModelCalls != 2 || sc.Retries != 0 || len(sc.Errors) != 0 {
@@ -44,12 +44,12 @@ func TestServerErrorEveryCall(t *testing.T) {
 		if res.Status != store.StatusFailed || res.Outcome != agent.OutcomeProviderError || res.Answer != nil {
 			t.Fatalf("status %s outcome %s", res.Status, res.Outcome)
 		}
-		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindClassification, store.KindFailure)
-		mc := decode[store.ModelCall](t, steps, store.KindModelCall, 0)
+		steps := h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepClassification, agent.StepFailure)
+		mc := decode[agent.ModelCall](t, steps, agent.StepModelCall, 0)
 		if mc.Attempts != 3 || !strings.Contains(mc.Error, "HTTP 500") {
 			t.Errorf("model call: attempts %d error %q", mc.Attempts, mc.Error)
 		}
-		c := decode[store.Classification](t, steps, store.KindClassification, 0)
+		c := decode[agent.Classification](t, steps, agent.StepClassification, 0)
 		if c.Class != "infrastructure" || c.Kind != "server_error" {
 			t.Errorf("classification: %+v", c)
 		}
@@ -76,10 +76,10 @@ func TestMalformedToolCallFedBack(t *testing.T) {
 		if res.Outcome != agent.OutcomeAnswered {
 			t.Fatalf("outcome %s: %+v", res.Outcome, res.Failure)
 		}
-		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindClassification, store.KindRetry,
-			store.KindModelCall, store.KindCode, store.KindReview, store.KindExecution, store.KindClassification,
-			store.KindModelCall, store.KindAnswer)
-		c := decode[store.Classification](t, steps, store.KindClassification, 0)
+		steps := h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepClassification, agent.StepRetry,
+			agent.StepModelCall, agent.StepCode, agent.StepReview, agent.StepExecution, agent.StepClassification,
+			agent.StepModelCall, agent.StepAnswer)
+		c := decode[agent.Classification](t, steps, agent.StepClassification, 0)
 		if c.Class != "retryable" || c.Kind != "malformed_tool_call" {
 			t.Errorf("classification: %+v", c)
 		}
@@ -194,7 +194,7 @@ print("saved sales_by_month.png")
 		if len(inputs) != 1 || string(inputs[0].Content) != salesCSV {
 			t.Errorf("inputs: %+v", inputs)
 		}
-		nb, err := store.Notebook(t.Context(), h.store, res.RunID)
+		nb, err := agent.Notebook(t.Context(), h.store, res.RunID)
 		if err != nil || !bytes.Contains(nb, []byte(`"image/png"`)) || !bytes.Contains(nb, []byte("total by month")) {
 			t.Errorf("notebook: %v\n%.400s", err, nb)
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/session"
-	"github.com/coderun/coderun/store"
 )
 
 // SessionBackend runs the code of a run in one notebook session: a live
@@ -80,7 +79,7 @@ func (e *sessionExecutor) Execute(ctx context.Context, code Code) (*Execution, e
 	if err != nil {
 		return nil, fmt.Errorf("agent: session cell: %w", err)
 	}
-	rec := store.Execution{
+	rec := ExecutionRecord{
 		Language: code.Language, Executor: e.Name(),
 		Stdout: c.Stdout(), Stderr: c.Stderr(),
 		StdoutTruncated: c.OutputTruncated, StderrTruncated: c.OutputTruncated,
@@ -111,7 +110,7 @@ func (e *sessionExecutor) Execute(ctx context.Context, code Code) (*Execution, e
 		}
 	}
 	for _, o := range c.Outputs {
-		rec.Outputs = append(rec.Outputs, store.Output{OutputType: o.Type, Name: o.Name, Text: o.Text,
+		rec.Outputs = append(rec.Outputs, Output{OutputType: o.Type, Name: o.Name, Text: o.Text,
 			Data: map[string]any(o.Data), ExecutionCount: o.ExecutionCount, Ename: o.Ename, Evalue: o.Evalue,
 			Traceback: o.Traceback})
 	}
@@ -150,7 +149,7 @@ func (e *sessionExecutor) collect(ex *Execution) error {
 			e.seen[fi.Path] = sum
 		}
 		ex.Files = append(ex.Files, f)
-		ex.Record.Files = append(ex.Record.Files, store.FileMeta{Path: f.Path, Kind: f.Kind, Size: f.Size})
+		ex.Record.Files = append(ex.Record.Files, FileMeta{Path: f.Path, Kind: f.Kind, Size: f.Size})
 	}
 	return nil
 }

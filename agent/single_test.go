@@ -26,9 +26,9 @@ func TestMeanAnswerQuotesComputedValue(t *testing.T) {
 		if !res.Answer.Grounded || !slices.Contains(res.Answer.Quoted, "137.5") {
 			t.Errorf("answer not grounded on 137.5: %+v", res.Answer)
 		}
-		steps := h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
-			store.KindExecution, store.KindClassification, store.KindModelCall, store.KindAnswer)
-		ex := decode[store.Execution](t, steps, store.KindExecution, 0)
+		steps := h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepExecution, agent.StepClassification, agent.StepModelCall, agent.StepAnswer)
+		ex := decode[agent.ExecutionRecord](t, steps, agent.StepExecution, 0)
 		if ex.Stdout != "mean: 137.5\n" || ex.Reason != "exited" || ex.ExitCode != 0 {
 			t.Errorf("execution: %+v", ex)
 		}
@@ -42,7 +42,7 @@ func TestMeanAnswerQuotesComputedValue(t *testing.T) {
 		if gen := h.sent(0); len(gen.Tools) != 1 || gen.Tools[0].Name != llm.RunCodeToolName {
 			t.Errorf("generation tools: %v", gen.Tools)
 		}
-		mc := decode[store.ModelCall](t, steps, store.KindModelCall, 0)
+		mc := decode[agent.ModelCall](t, steps, agent.StepModelCall, 0)
 		if mc.Usage.InputTokens != 100 || mc.Usage.OutputTokens != 20 || len(mc.Messages) != 2 || len(mc.ToolCalls) != 1 {
 			t.Errorf("model call record: %+v", mc)
 		}
@@ -69,11 +69,11 @@ func TestNameErrorCorrected(t *testing.T) {
 		if res.Outcome != agent.OutcomeAnswered {
 			t.Fatalf("outcome %s: %+v", res.Outcome, res.Failure)
 		}
-		steps := h.wantKinds(res.RunID, store.KindStart,
-			store.KindModelCall, store.KindCode, store.KindReview, store.KindExecution, store.KindClassification, store.KindRetry,
-			store.KindModelCall, store.KindCode, store.KindReview, store.KindExecution, store.KindClassification,
-			store.KindModelCall, store.KindAnswer)
-		c := decode[store.Classification](t, steps, store.KindClassification, 0)
+		steps := h.wantKinds(res.RunID, agent.StepStart,
+			agent.StepModelCall, agent.StepCode, agent.StepReview, agent.StepExecution, agent.StepClassification, agent.StepRetry,
+			agent.StepModelCall, agent.StepCode, agent.StepReview, agent.StepExecution, agent.StepClassification,
+			agent.StepModelCall, agent.StepAnswer)
+		c := decode[agent.Classification](t, steps, agent.StepClassification, 0)
 		if c.Class != "retryable" || c.Kind != "NameError" || !strings.Contains(c.Message, "valuez") {
 			t.Errorf("classification: %+v", c)
 		}
@@ -109,11 +109,11 @@ func TestImportErrorCorrected(t *testing.T) {
 			t.Fatalf("outcome %s: %+v", res.Outcome, res.Failure)
 		}
 		_, steps := h.steps(res.RunID)
-		c := decode[store.Classification](t, steps, store.KindClassification, 0)
+		c := decode[agent.Classification](t, steps, agent.StepClassification, 0)
 		if c.Class != "retryable" || c.Kind != "ModuleNotFoundError" || !strings.Contains(c.Message, "numpyy") {
 			t.Errorf("classification: %+v", c)
 		}
-		ex := decode[store.Execution](t, steps, store.KindExecution, 1)
+		ex := decode[agent.ExecutionRecord](t, steps, agent.StepExecution, 1)
 		if ex.Stdout != "std: 2.0\n" {
 			t.Errorf("second execution: %q", ex.Stdout)
 		}
@@ -144,8 +144,8 @@ func TestInfiniteLoopTimesOutWithHonestReport(t *testing.T) {
 			!strings.Contains(f.Summary, "wall-time limit of 1s") {
 			t.Errorf("failure report: %+v", f)
 		}
-		h.wantKinds(res.RunID, store.KindStart, store.KindModelCall, store.KindCode, store.KindReview,
-			store.KindExecution, store.KindClassification, store.KindFailure)
+		h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepExecution, agent.StepClassification, agent.StepFailure)
 		if n := len(h.srv.Requests()); n != 1 {
 			t.Errorf("the model was called %d times; a timeout must not be retried", n)
 		}
@@ -185,7 +185,7 @@ func TestRetriesExhaustedHonestReport(t *testing.T) {
 			t.Errorf("%d model calls, want 4", n)
 		}
 		_, steps := h.steps(res.RunID)
-		if r := decode[store.Retry](t, steps, store.KindRetry, 2); r.Number != 3 || r.Max != 3 {
+		if r := decode[agent.Retry](t, steps, agent.StepRetry, 2); r.Number != 3 || r.Max != 3 {
 			t.Errorf("third retry: %+v", r)
 		}
 		queue, err := h.store.Reviews(context.Background(), "", false)
@@ -194,7 +194,7 @@ func TestRetriesExhaustedHonestReport(t *testing.T) {
 			t.Errorf("review queue: %+v %v", queue, err)
 		}
 		run := h.storedRun(res.RunID)
-		if run.Failure == nil || run.Failure.Outcome != agent.OutcomeRetriesExhausted || run.Answer != "" {
+		if f, err := agent.RunFailure(run); err != nil || f == nil || f.Outcome != agent.OutcomeRetriesExhausted || run.Answer != "" {
 			t.Errorf("stored run: %+v", run)
 		}
 	})
@@ -212,7 +212,7 @@ func TestSameErrorTwiceIsStuck(t *testing.T) {
 			t.Fatalf("outcome %s", res.Outcome)
 		}
 		_, steps := h.steps(res.RunID)
-		c := decode[store.Classification](t, steps, store.KindClassification, 1)
+		c := decode[agent.Classification](t, steps, agent.StepClassification, 1)
 		if c.Class != "fatal" || c.Kind != "stuck" || !strings.Contains(c.Message, "FileNotFoundError") {
 			t.Errorf("classification: %+v", c)
 		}
@@ -240,7 +240,7 @@ func TestFencedCodeBlocks(t *testing.T) {
 			t.Errorf("fenced mode offered tools: %v", gen.Tools)
 		}
 		_, steps := h.steps(res.RunID)
-		code := decode[store.Code](t, steps, store.KindCode, 0)
+		code := decode[agent.CodeRecord](t, steps, agent.StepCode, 0)
 		if code.Source != "fenced" || code.Language != "python" || code.Intent != "I will compute it." {
 			t.Errorf("code: %+v", code)
 		}

@@ -34,10 +34,10 @@ func TestStepsModeAcrossThreeCells(t *testing.T) {
 		if res.Outcome != agent.OutcomeAnswered || !res.Answer.Grounded {
 			t.Fatalf("outcome %s answer %+v failure %+v", res.Outcome, res.Answer, res.Failure)
 		}
-		var cells []store.Execution
+		var cells []agent.ExecutionRecord
 		_, steps := h.steps(res.RunID)
 		for i := 0; i < 3; i++ {
-			cells = append(cells, decode[store.Execution](t, steps, store.KindExecution, i))
+			cells = append(cells, decode[agent.ExecutionRecord](t, steps, agent.StepExecution, i))
 		}
 		want := []string{"(4, 3)\n", "region\nnorth    320\nsouth    230\n", "best region: north 320\n"}
 		for i, c := range cells {
@@ -53,7 +53,7 @@ func TestStepsModeAcrossThreeCells(t *testing.T) {
 		if sc := res.Scorecard; sc.Attempts != 3 || sc.ModelCalls != 5 || sc.Retries != 0 {
 			t.Errorf("scorecard: %s", fmtScore(sc))
 		}
-		nb, err := store.Notebook(context.Background(), h.store, res.RunID)
+		nb, err := agent.Notebook(context.Background(), h.store, res.RunID)
 		if err != nil || strings.Count(string(nb), `"cell_type": "code"`) != 3 {
 			t.Errorf("notebook: %v\n%s", err, nb)
 		}
@@ -74,7 +74,7 @@ func TestStepsModeErrorThenFixKeepsState(t *testing.T) {
 			t.Fatalf("outcome %s: %+v", res.Outcome, res.Failure)
 		}
 		_, steps := h.steps(res.RunID)
-		c := decode[store.Classification](t, steps, store.KindClassification, 1)
+		c := decode[agent.Classification](t, steps, agent.StepClassification, 1)
 		if c.Kind != "IndexError" || c.Class != "retryable" {
 			t.Errorf("classification: %+v", c)
 		}
@@ -136,10 +136,10 @@ func TestStepsModeResumeReplaysCells(t *testing.T) {
 			t.Fatalf("outcome %s answer %+v failure %+v", res2.Outcome, res2.Answer, res2.Failure)
 		}
 		_, steps := h2.steps(res.RunID)
-		if ex := decode[store.Execution](t, steps, store.KindExecution, 1); ex.Stdout != "total 60\n\n" {
+		if ex := decode[agent.ExecutionRecord](t, steps, agent.StepExecution, 1); ex.Stdout != "total 60\n\n" {
 			t.Errorf("approved cell after replay: %q %q", ex.Stdout, ex.Stderr)
 		}
-		if r := decode[store.Resume](t, steps, store.KindResume, 1); r.From != "replay" || !strings.Contains(r.Note, "1 successful cells") {
+		if r := decode[agent.Resume](t, steps, agent.StepResume, 1); r.From != "replay" || !strings.Contains(r.Note, "1 successful cells") {
 			t.Errorf("replay note: %+v", r)
 		}
 	})

@@ -120,7 +120,7 @@ func TestCancelLeavesConsistentRecord(t *testing.T) {
 		)
 		ctx, cancel := context.WithCancel(context.Background())
 		h.cfg.Observer = func(e agent.Event) {
-			if e.Step.Kind == store.KindReview {
+			if e.Step.Kind == agent.StepReview {
 				go func() { time.Sleep(300 * time.Millisecond); cancel() }()
 			}
 		}
@@ -145,11 +145,11 @@ func TestCancelLeavesConsistentRecord(t *testing.T) {
 			t.Fatalf("steps: %s", got)
 		}
 		if len(kinds) == 6 {
-			if ex := decode[store.Execution](t, steps, store.KindExecution, 0); ex.Reason != "killed" {
+			if ex := decode[agent.ExecutionRecord](t, steps, agent.StepExecution, 0); ex.Reason != "killed" {
 				t.Errorf("execution: %+v", ex)
 			}
 		}
-		if f := decode[store.FailureReport](t, steps, store.KindFailure, 0); f.Outcome != agent.OutcomeCancelled {
+		if f := decode[agent.FailureReport](t, steps, agent.StepFailure, 0); f.Outcome != agent.OutcomeCancelled {
 			t.Errorf("failure: %+v", f)
 		}
 		run := h.storedRun(res.RunID)

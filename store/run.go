@@ -51,11 +51,12 @@ type Run struct {
 	Outcome string `json:"outcome,omitempty"`
 	// Answer is the final answer, when there is one.
 	Answer string `json:"answer,omitempty"`
-	// Failure is the honest report of a run that did not produce an answer.
-	Failure *FailureReport `json:"failure,omitempty"`
-	// Pending is the code waiting for a person's approval.
-	Pending   *PendingApproval `json:"pending,omitempty"`
-	Scorecard Scorecard        `json:"scorecard"`
+	// Failure is the honest report of a run that did not produce an
+	// answer, and Pending the code waiting for a person's approval, as
+	// the agent wrote them (JSON the store does not look into).
+	Failure   json.RawMessage `json:"failure,omitempty"`
+	Pending   json.RawMessage `json:"pending,omitempty"`
+	Scorecard Scorecard       `json:"scorecard"`
 	// Inputs describe the user's input files (their contents are in the
 	// run's files, role "input").
 	Inputs []InputFile `json:"inputs"`
@@ -93,18 +94,6 @@ type InputFile struct {
 	// Summary is what the model is told about the file's shape (a CSV's
 	// header and row count, a text file's line count).
 	Summary string `json:"summary,omitempty"`
-}
-
-// PendingApproval is code held for a person's approval.
-type PendingApproval struct {
-	Language string `json:"language"`
-	Code     string `json:"code"`
-	// Explanation is the policy's paragraph; Findings its causes.
-	Explanation string    `json:"explanation"`
-	Findings    []Finding `json:"findings,omitempty"`
-	// Step is the seq of the review step that asked.
-	Step int       `json:"step"`
-	At   time.Time `json:"at"`
 }
 
 // NewRun is what a run starts with.
@@ -154,14 +143,15 @@ type Update struct {
 	Status Status
 	// Scorecard replaces the scorecard.
 	Scorecard *Scorecard
-	// Pending sets the code awaiting approval; ClearPending removes it.
-	Pending      *PendingApproval
+	// Pending sets the code awaiting approval (the agent's JSON);
+	// ClearPending removes it.
+	Pending      json.RawMessage
 	ClearPending bool
-	// Outcome, Answer and Failure are set when the run ends (Status final),
-	// with the finish time.
+	// Outcome, Answer and Failure (the agent's JSON) are set when the run
+	// ends (Status final), with the finish time.
 	Outcome string
 	Answer  string
-	Failure *FailureReport
+	Failure json.RawMessage
 	// Files are files the run produced, stored with role output (replacing
 	// files of the same path); unless they say otherwise, they belong to
 	// the first step of the update.

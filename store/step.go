@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/coderun/coderun/llm"
-	"github.com/coderun/coderun/policy"
-	"github.com/coderun/coderun/sandbox"
 )
 
-// Step is one recorded step of a run. Data holds the payload of its kind:
-// decode it with [Step.Decode] into the type the kind names.
+// Step is one recorded step of a run. Data holds the payload of its
+// kind, as JSON the store does not look into: decode it with
+// [Step.Decode] into the type the kind names.
 type Step struct {
 	// Seq numbers the run's steps from 1.
 	Seq int       `json:"seq"`
@@ -26,23 +23,9 @@ type Step struct {
 	Data    json.RawMessage `json:"data"`
 }
 
-// StepKind names a kind of step and its payload type.
+// StepKind names a kind of step, and so the type of its payload: the
+// kinds are the agent's (package agent), the store only keeps them.
 type StepKind string
-
-// The kinds of step, each with its payload type.
-const (
-	KindStart          StepKind = "start"          // Start
-	KindModelCall      StepKind = "model_call"     // ModelCall
-	KindCode           StepKind = "code"           // Code
-	KindReview         StepKind = "review"         // Review
-	KindApproval       StepKind = "approval"       // Approval
-	KindExecution      StepKind = "execution"      // Execution
-	KindClassification StepKind = "classification" // Classification
-	KindRetry          StepKind = "retry"          // Retry
-	KindAnswer         StepKind = "answer"         // Answer
-	KindFailure        StepKind = "failure"        // FailureReport
-	KindResume         StepKind = "resume"         // Resume
-)
 
 // NewStep returns a step of kind with data encoded as JSON.
 func NewStep(kind StepKind, attempt int, summary string, data any) (Step, error) {
@@ -59,191 +42,4 @@ func (s Step) Decode(v any) error {
 		return fmt.Errorf("store: decode %s step %d: %w", s.Kind, s.Seq, err)
 	}
 	return nil
-}
-
-// Start is the first step: what the run set out to do.
-type Start struct {
-	Task   string      `json:"task"`
-	Model  string      `json:"model"`
-	Mode   string      `json:"mode"`
-	Inputs []InputFile `json:"inputs,omitempty"`
-}
-
-// ModelCall is one call to the model: what was sent, what came back, and
-// what it cost.
-type ModelCall struct {
-	// Purpose is "generate" (write code) or "interpret" (write the answer).
-	Purpose string `json:"purpose"`
-	// Model is the model spec asked; ResponseModel the model that answered.
-	Model         string        `json:"model"`
-	ResponseModel string        `json:"response_model,omitempty"`
-	Messages      []llm.Message `json:"messages"`
-	// Tools are the names of the tools offered.
-	Tools []string `json:"tools,omitempty"`
-	// Text and ToolCalls are the reply.
-	Text       string         `json:"text,omitempty"`
-	ToolCalls  []llm.ToolCall `json:"tool_calls,omitempty"`
-	StopReason string         `json:"stop_reason,omitempty"`
-	Usage      llm.Usage      `json:"usage"`
-	// LatencyMS is the wall time of the call, retries included.
-	LatencyMS int64 `json:"latency_ms"`
-	// Attempts is the number of HTTP requests the call took.
-	Attempts int `json:"attempts,omitempty"`
-	// Error says why the call failed, or what was wrong with the reply
-	// (a malformed tool call).
-	Error string `json:"error,omitempty"`
-}
-
-// Code is the code taken from a model's reply.
-type Code struct {
-	Language string `json:"language"`
-	Code     string `json:"code"`
-	// Source is "tool_call" (the run_code tool) or "fenced" (a code block).
-	Source string `json:"source"`
-	// CallID is the tool call's id.
-	CallID string `json:"call_id,omitempty"`
-	// Intent is what the model said about the code, if anything.
-	Intent string `json:"intent,omitempty"`
-}
-
-// Finding is a policy finding.
-type Finding = policy.Finding
-
-// Review is the policy's pre-flight decision on the code.
-type Review struct {
-	Decision policy.Decision `json:"decision"`
-}
-
-// Approval is a decision about code the policy asked about.
-type Approval struct {
-	// Decision is "approved", "rejected" or "pending".
-	Decision string `json:"decision"`
-	// Always is set when the person approved these rules for the rest of
-	// the run.
-	Always bool `json:"always,omitempty"`
-	// By says who decided: "terminal", "flag", "always", "review queue",
-	// "non-interactive default", ...
-	By string `json:"by"`
-	// Rules are the policy rules the decision covers.
-	Rules []string `json:"rules,omitempty"`
-	Note  string   `json:"note,omitempty"`
-}
-
-// Execution is what happened when the code ran.
-type Execution struct {
-	Language string `json:"language"`
-	// Executor names what ran it ("sandbox:linux", "session").
-	Executor        string         `json:"executor"`
-	Stdout          string         `json:"stdout"`
-	Stderr          string         `json:"stderr"`
-	StdoutTruncated bool           `json:"stdout_truncated,omitempty"`
-	StderrTruncated bool           `json:"stderr_truncated,omitempty"`
-	ExitCode        int            `json:"exit_code"`
-	Signal          string         `json:"signal,omitempty"`
-	Reason          sandbox.Reason `json:"reason"`
-	Error           string         `json:"error,omitempty"`
-	Usage           sandbox.Usage  `json:"usage"`
-	// DurationMS is the wall time of the execution as the agent saw it.
-	DurationMS int64 `json:"duration_ms"`
-	// Outputs are the Jupyter-shaped outputs of the cell.
-	Outputs []Output `json:"outputs,omitempty"`
-	// ExecutionCount is the cell's count in a session (0 for one-shot runs).
-	ExecutionCount int `json:"execution_count,omitempty"`
-	// Files are the files the code created or changed (content in the
-	// run's files).
-	Files []FileMeta `json:"files,omitempty"`
-}
-
-// Output is one output of a cell, in Jupyter's shapes: "stream" (Name
-// "stdout" or "stderr", Text), "execute_result" and "display_data" (Data, a
-// MIME bundle), "error" (Ename, Evalue, Traceback).
-type Output struct {
-	OutputType     string         `json:"output_type"`
-	Name           string         `json:"name,omitempty"`
-	Text           string         `json:"text,omitempty"`
-	Data           map[string]any `json:"data,omitempty"`
-	ExecutionCount int            `json:"execution_count,omitempty"`
-	Ename          string         `json:"ename,omitempty"`
-	Evalue         string         `json:"evalue,omitempty"`
-	Traceback      []string       `json:"traceback,omitempty"`
-}
-
-// FileMeta describes a file without its content.
-type FileMeta struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
-	Size int64  `json:"size"`
-}
-
-// Classification is what the agent made of an execution (or of a model
-// reply it could not use).
-type Classification struct {
-	// Class is "success", "retryable", "fatal", "infrastructure" or
-	// "cancelled".
-	Class string `json:"class"`
-	// Kind names the error: "NameError", "exit_status", "timeout",
-	// "memory_limit", "malformed_tool_call", "stuck", ...
-	Kind string `json:"kind,omitempty"`
-	// Message is the error line ("name 'y' is not defined").
-	Message string `json:"message,omitempty"`
-	// Signature identifies the error across attempts, for stuck detection.
-	Signature string `json:"signature,omitempty"`
-	// Why explains the class in a sentence.
-	Why string `json:"why"`
-}
-
-// Retry is the agent going back to the model with feedback.
-type Retry struct {
-	// Number counts the run's retries from 1; Max is the budget.
-	Number int `json:"number"`
-	Max    int `json:"max"`
-	// Reason is the kind of error retried.
-	Reason string `json:"reason"`
-	// Feedback is what the model was told.
-	Feedback string `json:"feedback"`
-}
-
-// Answer is the final answer.
-type Answer struct {
-	Text string `json:"text"`
-	// Grounded tells whether every number the answer quotes appears in the
-	// evidence (the outputs, the task, the input descriptions);
-	// Unsupported lists those that do not.
-	Grounded    bool     `json:"grounded"`
-	Unsupported []string `json:"unsupported,omitempty"`
-	// Quoted are the numbers the answer quotes that were found in the
-	// evidence.
-	Quoted []string `json:"quoted,omitempty"`
-}
-
-// FailureReport is the honest account of a run that produced no answer:
-// never an answer, but what was tried and what kept going wrong.
-type FailureReport struct {
-	// Outcome is the agent's name for the failure ("retries_exhausted",
-	// "stuck", "timeout", "denied", "provider_error", ...).
-	Outcome string `json:"outcome"`
-	// Summary is one paragraph for a person.
-	Summary string `json:"summary"`
-	// Intent is what the code was trying to do.
-	Intent string `json:"intent,omitempty"`
-	// Language and LastCode are the code of the last attempt.
-	Language string `json:"language,omitempty"`
-	LastCode string `json:"last_code,omitempty"`
-	// Error is the error that kept occurring, Occurrences how often.
-	Error       string `json:"error,omitempty"`
-	Occurrences int    `json:"occurrences,omitempty"`
-	// PartialOutput is the tail of the last attempt's output.
-	PartialOutput string `json:"partial_output,omitempty"`
-	Attempts      int    `json:"attempts"`
-}
-
-// Resume records that a process took the run up again.
-type Resume struct {
-	// From is the status the run was found in ("interrupted",
-	// "awaiting_approval", "cancelled").
-	From string `json:"from"`
-	// Phase is where the agent picks up.
-	Phase string `json:"phase"`
-	// Note says what is redone.
-	Note string `json:"note,omitempty"`
 }

@@ -313,7 +313,7 @@ func printResult(stdout, stderr io.Writer, res *agent.Result, saved []string) {
 		sc.Tokens(), ms(sc.ModelMS), ms(sc.ExecMS))
 }
 
-func failureText(f store.FailureReport) string {
+func failureText(f agent.FailureReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "No answer (%s).\n%s\n", f.Outcome, f.Summary)
 	if f.Intent != "" {

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/llm/llmtest"
 	"github.com/coderun/coderun/store"
 	"github.com/coderun/coderun/store/sqlite"
@@ -144,7 +145,7 @@ func TestAskAnswersAndRecords(t *testing.T) {
 		RunID     string
 		Status    string
 		Outcome   string
-		Answer    *store.Answer
+		Answer    *agent.Answer
 		Scorecard store.Scorecard
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
@@ -418,8 +419,8 @@ func TestAskKilledAtApprovalPromptThenApproved(t *testing.T) {
 
 	st := e.store()
 	run := e.onlyRun()
-	if run.Status != store.StatusAwaitingApproval || run.Pending == nil || run.Owner == "" {
-		t.Fatalf("after the kill: status %s pending %+v owner %q", run.Status, run.Pending, run.Owner)
+	if run.Status != store.StatusAwaitingApproval || len(run.Pending) == 0 || run.Owner == "" {
+		t.Fatalf("after the kill: status %s pending %s owner %q", run.Status, run.Pending, run.Owner)
 	}
 	e.awaitLease(run.ID)
 	if k := stepKinds(t, st, run.ID); k != "start model_call code review approval" {
@@ -461,8 +462,8 @@ func TestAskDeferThenReject(t *testing.T) {
 		t.Fatalf("reject: %s", rj.stderr)
 	}
 	run = e.onlyRun()
-	if run.Status != store.StatusFailed || run.Outcome != "rejected" || run.Failure == nil {
-		t.Errorf("after rejection: status %s outcome %s failure %+v", run.Status, run.Outcome, run.Failure)
+	if run.Status != store.StatusFailed || run.Outcome != "rejected" || len(run.Failure) == 0 {
+		t.Errorf("after rejection: status %s outcome %s failure %s", run.Status, run.Outcome, run.Failure)
 	}
 	// Non-interactive runs reject flagged code by default.
 	e2 := newAskEnv(t, llmtest.OpenAI, llmtest.RunCode("c1", "python", childCode))

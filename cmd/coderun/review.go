@@ -93,13 +93,20 @@ func newReviewShowCmd(d *dataFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			showReview(cmd.OutOrStdout(), run, items)
-			return nil
+			return showReview(cmd.OutOrStdout(), run, items)
 		},
 	}
 }
 
-func showReview(w io.Writer, run *store.Run, items []store.ReviewItem) {
+func showReview(w io.Writer, run *store.Run, items []store.ReviewItem) error {
+	pending, err := agent.RunPending(run)
+	if err != nil {
+		return err
+	}
+	failure, err := agent.RunFailure(run)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "run %s   %s", run.ID, run.Shown())
 	if run.Outcome != "" {
 		fmt.Fprintf(w, " (%s)", run.Outcome)
@@ -116,22 +123,23 @@ func showReview(w io.Writer, run *store.Run, items []store.ReviewItem) {
 		}
 		fmt.Fprintf(w, "\n  %s\n", it.Reason)
 	}
-	if p := run.Pending; p != nil {
+	if p := pending; p != nil {
 		fmt.Fprintf(w, "\nCode awaiting approval (%s):\n%s\n", p.Language, indent(p.Code, "  │ "))
 		for _, f := range p.Findings {
 			fmt.Fprintf(w, "  ! %s\n", f)
 		}
 		fmt.Fprintf(w, "\n%s\n\ncoderun review approve %s   |   coderun review reject %s\n", p.Explanation, run.ID, run.ID)
 	}
-	if run.Failure != nil {
-		fmt.Fprintf(w, "\n%s\n", failureText(*run.Failure))
-		if run.Failure.LastCode != "" {
-			fmt.Fprintf(w, "Last code (%s):\n%s\n", run.Failure.Language, indent(run.Failure.LastCode, "  │ "))
+	if failure != nil {
+		fmt.Fprintf(w, "\n%s\n", failureText(*failure))
+		if failure.LastCode != "" {
+			fmt.Fprintf(w, "Last code (%s):\n%s\n", failure.Language, indent(failure.LastCode, "  │ "))
 		}
 	}
 	if run.Answer != "" {
 		fmt.Fprintf(w, "\nAnswer:\n%s\n", indent(run.Answer, "  "))
 	}
+	return nil
 }
 
 // newReviewDecideCmd is "review approve" or "review reject".

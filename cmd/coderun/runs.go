@@ -176,7 +176,7 @@ or the failure report.`,
 					return err
 				}
 			case "ipynb", "notebook":
-				if data, err = store.Notebook(cmd.Context(), st, args[0]); err != nil {
+				if data, err = agent.Notebook(cmd.Context(), st, args[0]); err != nil {
 					return err
 				}
 			default:
@@ -316,14 +316,18 @@ func showRun(w io.Writer, exp *store.Export, verbose bool) error {
 	}
 	fmt.Fprintln(w)
 	for _, s := range exp.Steps {
-		payload, err := decodeStep(s)
+		payload, err := agent.DecodeStep(s)
 		if err != nil {
 			return err
 		}
 		renderStep(w, s, payload, verbose, false)
 	}
-	if r.Failure != nil && !verbose {
-		fmt.Fprintf(w, "\n%s\n", failureText(*r.Failure))
+	failure, err := agent.RunFailure(r)
+	if err != nil {
+		return err
+	}
+	if failure != nil && !verbose {
+		fmt.Fprintf(w, "\n%s\n", failureText(*failure))
 	}
 	fmt.Fprintln(w)
 	sc := r.Scorecard
@@ -361,38 +365,6 @@ func showRun(w io.Writer, exp *store.Export, verbose bool) error {
 	return nil
 }
 
-// decodeStep decodes a stored step's payload by its kind.
-func decodeStep(s store.Step) (any, error) {
-	var v any
-	switch s.Kind {
-	case store.KindStart:
-		v = new(store.Start)
-	case store.KindModelCall:
-		v = new(store.ModelCall)
-	case store.KindCode:
-		v = new(store.Code)
-	case store.KindReview:
-		v = new(store.Review)
-	case store.KindApproval:
-		v = new(store.Approval)
-	case store.KindExecution:
-		v = new(store.Execution)
-	case store.KindClassification:
-		v = new(store.Classification)
-	case store.KindRetry:
-		v = new(store.Retry)
-	case store.KindAnswer:
-		v = new(store.Answer)
-	case store.KindFailure:
-		v = new(store.FailureReport)
-	case store.KindResume:
-		v = new(store.Resume)
-	default:
-		return nil, nil
-	}
-	return v, s.Decode(v)
-}
-
 // renderStep writes one step: a header line, and what a person wants to
 // see of it (the code, the output, the answer).
 func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
@@ -415,9 +387,9 @@ func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
 		}
 	}
 	switch p := payload.(type) {
-	case *store.Start:
+	case *agent.Start:
 		line("▶ %s", s.Summary)
-	case *store.ModelCall:
+	case *agent.ModelCall:
 		line("model  %s", s.Summary)
 		if verbose {
 			for _, m := range p.Messages {
@@ -427,29 +399,29 @@ func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
 				fmt.Fprintf(w, "      → %s\n", short(p.Text, 200))
 			}
 		}
-	case *store.Code:
+	case *agent.CodeRecord:
 		line("code   %s (%s)", s.Summary, p.Source)
 		if p.Intent != "" {
 			fmt.Fprintf(w, "      %s\n", short(p.Intent, 200))
 		}
 		block(p.Code, 40)
-	case *store.Review:
+	case *agent.Review:
 		line("policy %s", p.Decision.Action)
 		if p.Decision.Action != "allow" {
 			for _, f := range p.Decision.Causes {
 				fmt.Fprintf(w, "      ! %s\n", f)
 			}
 		}
-	case *store.Approval:
+	case *agent.Approval:
 		line("approval %s (%s)", p.Decision, p.By)
-	case *store.Execution:
+	case *agent.ExecutionRecord:
 		line("ran    %s", s.Summary)
 		block(p.Stdout, 30)
 		if p.Stderr != "" {
 			fmt.Fprintln(w, "      stderr:")
 			block(p.Stderr, 16)
 		}
-	case *store.Classification:
+	case *agent.Classification:
 		if p.Class == "success" {
 			line("ok")
 		} else {
@@ -461,9 +433,9 @@ func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
 			}
 			line("%s  %s", p.Class, short(msg, 200))
 		}
-	case *store.Retry:
+	case *agent.Retry:
 		line("retry  %d of %d (%s)", p.Number, p.Max, p.Reason)
-	case *store.Answer:
+	case *agent.Answer:
 		line("answer")
 		if !live {
 			block(p.Text, 0)
@@ -471,12 +443,12 @@ func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
 		if !p.Grounded {
 			fmt.Fprintf(w, "      not verified: %s not in the output\n", strings.Join(p.Unsupported, ", "))
 		}
-	case *store.FailureReport:
+	case *agent.FailureReport:
 		line("no answer: %s", p.Outcome)
 		if verbose && !live {
 			block(failureText(*p), 0)
 		}
-	case *store.Resume:
+	case *agent.Resume:
 		line("resume %s", s.Summary)
 		if p.Note != "" {
 			fmt.Fprintf(w, "      %s\n", p.Note)

@@ -81,16 +81,10 @@ func scanRun(sc rowScanner) (*store.Run, error) {
 	r.CreatedAt, r.UpdatedAt, r.FinishedAt = parseTime(created), parseTime(updated), parseTime(finished)
 	r.LeaseUntil = parseTime(lease)
 	if failure != "" {
-		r.Failure = new(store.FailureReport)
-		if err := json.Unmarshal([]byte(failure), r.Failure); err != nil {
-			return nil, fmt.Errorf("run %s: failure report: %w", r.ID, err)
-		}
+		r.Failure = json.RawMessage(failure)
 	}
 	if pending != "" {
-		r.Pending = new(store.PendingApproval)
-		if err := json.Unmarshal([]byte(pending), r.Pending); err != nil {
-			return nil, fmt.Errorf("run %s: pending approval: %w", r.ID, err)
-		}
+		r.Pending = json.RawMessage(pending)
 	}
 	if err := json.Unmarshal([]byte(score), &r.Scorecard); err != nil {
 		return nil, fmt.Errorf("run %s: scorecard: %w", r.ID, err)
@@ -297,15 +291,10 @@ func (t *tenant) Record(ctx context.Context, id string, owner store.Owner, u sto
 				set("finished_at", formatTime(now))
 				set("outcome", u.Outcome)
 				set("answer", u.Answer)
-				failure := ""
-				if u.Failure != nil {
-					b, err := json.Marshal(u.Failure)
-					if err != nil {
-						return err
-					}
-					failure = string(b)
+				if len(u.Failure) > 0 && !json.Valid(u.Failure) {
+					return errors.New("the failure report is not JSON")
 				}
-				set("failure", failure)
+				set("failure", string(u.Failure))
 			}
 		}
 		if u.Scorecard != nil {
@@ -316,12 +305,11 @@ func (t *tenant) Record(ctx context.Context, id string, owner store.Owner, u sto
 			set("scorecard", string(b))
 		}
 		switch {
-		case u.Pending != nil:
-			b, err := json.Marshal(u.Pending)
-			if err != nil {
-				return err
+		case len(u.Pending) > 0:
+			if !json.Valid(u.Pending) {
+				return errors.New("the pending approval is not JSON")
 			}
-			set("pending", string(b))
+			set("pending", string(u.Pending))
 		case u.ClearPending:
 			set("pending", "")
 		}

@@ -145,13 +145,13 @@ func testLifecycle(t *testing.T, open Opener) {
 	}
 
 	// Pausing: pending code, review item, released.
-	pa := &store.PendingApproval{Language: "python", Code: "import os", Explanation: "asks", Step: 2}
+	pa := json.RawMessage(`{"code":"import os"}`)
 	if _, err := tn.Record(ctx, r.ID, me, store.Update{Status: store.StatusAwaitingApproval, Pending: pa, Release: true,
 		Review: &store.NewReview{Kind: store.ReviewApproval, Reason: "asks"}}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = tn.GetRun(ctx, r.ID)
-	if got.Shown() != store.StatusAwaitingApproval || got.Owner != "" || got.Pending == nil || got.Pending.Code != "import os" {
+	if got.Shown() != store.StatusAwaitingApproval || got.Owner != "" || string(got.Pending) != `{"code":"import os"}` {
 		t.Fatalf("paused run: %+v", got)
 	}
 	if _, err := tn.Record(ctx, r.ID, me, store.Update{}); !errors.Is(err, store.ErrNotOwner) {
@@ -165,7 +165,7 @@ func testLifecycle(t *testing.T, open Opener) {
 	// Ending the run: final fields, owner released, review items, no more records or claims.
 	_, err = tn.Record(ctx, r.ID, other, store.Update{
 		Steps:  []store.Step{note("failure", 3)},
-		Status: store.StatusFailed, Outcome: "stuck", Failure: &store.FailureReport{Outcome: "stuck", Summary: "s"},
+		Status: store.StatusFailed, Outcome: "stuck", Failure: json.RawMessage(`{"summary":"s"}`),
 		ClearPending: true,
 		CloseReviews: &store.CloseReviews{Kind: store.ReviewApproval, Resolution: "stuck"},
 		Review:       &store.NewReview{Kind: store.ReviewFailure, Reason: "stuck"}, Release: true,
@@ -174,8 +174,8 @@ func testLifecycle(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	got, _ = tn.GetRun(ctx, r.ID)
-	if got.Status != store.StatusFailed || got.Shown() != store.StatusFailed || got.Outcome != "stuck" || got.Failure == nil ||
-		got.Failure.Summary != "s" || got.Owner != "" || got.FinishedAt.IsZero() || got.Pending != nil || got.Steps != 3 {
+	if got.Status != store.StatusFailed || got.Shown() != store.StatusFailed || got.Outcome != "stuck" ||
+		string(got.Failure) != `{"summary":"s"}` || got.Owner != "" || got.FinishedAt.IsZero() || got.Pending != nil || got.Steps != 3 {
 		t.Errorf("ended run: %+v", got)
 	}
 	if _, err := tn.Record(ctx, r.ID, other, store.Update{}); !errors.Is(err, store.ErrEnded) {

@@ -1,4 +1,4 @@
-package store_test
+package agent_test
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/store"
 	"github.com/coderun/coderun/store/sqlite"
 )
 
-func step(t *testing.T, kind store.StepKind, data any) store.Step {
+func nbStep(t *testing.T, kind store.StepKind, data any) store.Step {
 	t.Helper()
 	s, err := store.NewStep(kind, 1, string(kind), data)
 	if err != nil {
@@ -37,26 +38,26 @@ func TestNotebookIsValidNbformat(t *testing.T) {
 	}
 	png := []byte("\x89PNG\r\n\x1a\n....")
 	_, err = st.Record(ctx, r.ID, me, store.Update{Steps: []store.Step{
-		step(t, store.KindStart, store.Start{Task: r.Task}),
-		step(t, store.KindCode, store.Code{Language: "python", Code: "print(x)\n", Source: "tool_call"}),
-		step(t, store.KindExecution, store.Execution{Language: "python", Stderr: "Traceback...\nNameError: name 'x' is not defined\n", ExitCode: 1, Reason: "exited"}),
-		step(t, store.KindClassification, store.Classification{Class: "retryable", Kind: "NameError", Why: "fixable"}),
-		step(t, store.KindCode, store.Code{Language: "bash", Code: "echo 2.0\n", Source: "tool_call"}),
-		step(t, store.KindExecution, store.Execution{Language: "bash", Stdout: "2.0\n", Reason: "exited",
-			Outputs: []store.Output{{OutputType: "stream", Name: "stdout", Text: "2.0\n"},
+		nbStep(t, agent.StepStart, agent.Start{Task: r.Task}),
+		nbStep(t, agent.StepCode, agent.CodeRecord{Language: "python", Code: "print(x)\n", Source: "tool_call"}),
+		nbStep(t, agent.StepExecution, agent.ExecutionRecord{Language: "python", Stderr: "Traceback...\nNameError: name 'x' is not defined\n", ExitCode: 1, Reason: "exited"}),
+		nbStep(t, agent.StepClassification, agent.Classification{Class: "retryable", Kind: "NameError", Why: "fixable"}),
+		nbStep(t, agent.StepCode, agent.CodeRecord{Language: "bash", Code: "echo 2.0\n", Source: "tool_call"}),
+		nbStep(t, agent.StepExecution, agent.ExecutionRecord{Language: "bash", Stdout: "2.0\n", Reason: "exited",
+			Outputs: []agent.Output{{OutputType: "stream", Name: "stdout", Text: "2.0\n"},
 				{OutputType: "execute_result", Data: map[string]any{"text/plain": "2.0"}, ExecutionCount: 2},
 				{OutputType: "error", Ename: "E", Evalue: "v", Traceback: []string{"t"}}}}),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.Record(ctx, r.ID, me, store.Update{Steps: []store.Step{step(t, store.KindAnswer, store.Answer{Text: "The mean is 2.0.", Grounded: true})},
+	_, err = st.Record(ctx, r.ID, me, store.Update{Steps: []store.Step{nbStep(t, agent.StepAnswer, agent.Answer{Text: "The mean is 2.0.", Grounded: true})},
 		Files:  []store.File{{Path: "plot.png", Kind: "file", Size: int64(len(png)), Content: png, Step: 6}},
 		Status: store.StatusSucceeded, Outcome: "answered", Answer: "The mean is 2.0.", Release: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	nb, err := store.Notebook(ctx, st, r.ID)
+	nb, err := agent.Notebook(ctx, st, r.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
