@@ -284,8 +284,9 @@ func ReadUpload(path string, max int64) ([]byte, fs.FileMode, error) {
 // be opened in root: a link that leads out of its directory is named as
 // such.
 func uploadOpenError(root *os.Root, path, name string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
-		return &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	var pe *fs.PathError
+	if errors.Is(err, fs.ErrNotExist) && errors.As(err, &pe) {
+		return &fs.PathError{Op: "open", Path: path, Err: pe.Err}
 	}
 	if fi, lerr := root.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		target, _ := root.Readlink(name)
