@@ -14,6 +14,7 @@
 //	net.go       the empty network namespace (loopback only)
 //	caps.go      the capability bounding set
 //	seccomp.go   the system-call filter
+//	landlock.go  write access by path: only the workspace and /dev's devices
 //	cgroup*.go   memory, pids and CPU: v1 and v2 drivers
 //	workspace.go the sandbox's writable storage: one size-capped tmpfs
 //	run.go       limits, output capture, termination reasons, usage
@@ -22,6 +23,15 @@
 //	zygote.go    (with zygote.py) Python sandboxes built around forks of one interpreter
 //	interactive.go long-lived sandboxes whose programs the caller talks to
 //	probe.go     what this host provides ("coderun doctor")
+//
+// Sandboxes built by the zygote (Options.Zygote) are forks of one
+// interpreter, and share what a fork cannot change: the address-space layout
+// (ASLR), the stack canary seeded from AT_RANDOM, and Python's string-hash
+// secret, which every string and dictionary the zygote built depends on.
+// (The random module re-seeds itself in every fork.) A caller that needs
+// them fresh for every run leaves Options.Zygote false, or sets a PYTHON*
+// variable (PYTHONHASHSEED=random) in the request's environment, which
+// sends that request to a fresh interpreter in a sandbox of its own.
 //
 // A binary importing this package re-executes itself as the sandbox's init;
 // the package's init function takes over in that case, before main runs.

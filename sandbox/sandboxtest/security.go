@@ -102,6 +102,7 @@ func (h *harness) security(t *testing.T) {
 		{"InotifyOnSystemTree", h.inotifyOnSystemTree},
 		{"LocksOnSystemTree", h.locksOnSystemTree},
 		{"KernelUevents", h.kernelUevents},
+		{"RandomStateAcrossRuns", h.randomAcrossRuns},
 
 		// Red-team pass 2: descriptors inherited from the caller (security_fds.go).
 		{"InheritedDescriptors", h.inheritedDescriptors},

@@ -245,15 +245,16 @@ done()
 `))
 }
 
-// hashSecrets models one run predicting the next: programs forked from one
-// interpreter (the zygote) would share its string-hash secret (which lets
-// one run compute colliding keys for a hash-flooding attack on the next,
-// and fingerprints the runtime) and its random module's state (so that
-// one run knows the next one's "random" numbers). Two runs must hash the
-// same fresh string differently and draw different random numbers, while
-// hashing stays consistent within a run, including for the dictionaries
-// the interpreter built before the run (module and attribute names).
-func (h *harness) hashSecrets(t *testing.T) {
+// randomAcrossRuns models one run predicting the next: programs forked from one
+// interpreter (the zygote) start from its memory, and so would share its
+// random module's state (one run would know the next one's "random"
+// numbers). Two runs must draw different random numbers, and hashing must
+// stay consistent within a run, including for the dictionaries the
+// interpreter built before the run (module and attribute names). The
+// string-hash secret, which a fork cannot change (see the linux runtime's
+// package doc), must be fresh for a request that asks for it by setting
+// PYTHONHASHSEED (which sends it to a fresh interpreter).
+func (h *harness) randomAcrossRuns(t *testing.T) {
 	req := attackPy(nil, `
 import random, sys
 s = "".join(chr(c) for c in b"coderun-hash-") + str(len(sys.argv) * 12345)
@@ -272,18 +273,27 @@ if any(d["".join(list(k))] != i for i, k in enumerate(sys.modules)):
 print("HASH:%d %d %r" % (hash(s), hash(b), random.random()))
 done()
 `)
-	var got []string
-	for range 2 {
-		res := h.attack(t, req)
-		got = append(got, strings.Join(lines(res.Stdout, "HASH:"), ""))
+	run := func(env map[string]string) [2][]string {
+		var got [2][]string
+		for i := range got {
+			r := req
+			r.Env = env
+			res := h.attack(t, r)
+			got[i] = strings.Fields(strings.Join(lines(res.Stdout, "HASH:"), ""))
+			if len(got[i]) != 3 {
+				t.Fatalf("want three values, got %q", got[i])
+			}
+		}
+		return got
 	}
-	a, b := strings.Fields(got[0]), strings.Fields(got[1])
-	if len(a) != 3 || len(b) != 3 {
-		t.Fatalf("want three values per run, got %q and %q", got[0], got[1])
+	plain := run(nil)
+	if plain[0][2] == plain[1][2] {
+		t.Errorf("two runs drew the same random.random() %s: one run predicts the next", plain[0][2])
 	}
-	for i, what := range []string{"str hash", "bytes hash", "random.random()"} {
-		if a[i] == b[i] {
-			t.Errorf("two runs share their %s: %s (one run predicts the next)", what, a[i])
+	fresh := run(map[string]string{"PYTHONHASHSEED": "random"})
+	for i, what := range []string{"str hash", "bytes hash"} {
+		if fresh[0][i] == fresh[1][i] {
+			t.Errorf("two runs with PYTHONHASHSEED=random share their %s %s: one run predicts the next", what, fresh[0][i])
 		}
 	}
 }
