@@ -58,7 +58,9 @@ type Request struct {
 	// Limits bound the run; zero fields take DefaultLimits' values.
 	Limits Limits `json:"limits"`
 	// FileContents asks for the content of output files up to this many bytes
-	// each (0: metadata only).
+	// each (0: metadata only). All files' content together is at most the
+	// workspace's size, and a file with several names is read once (see
+	// CollectFiles), so that sparse files and hard links cannot amplify it.
 	FileContents int64 `json:"file_contents,omitempty"`
 }
 
