@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -287,8 +286,9 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 		return err
 	}
 	b.hostEnds(p)
-	// Then the runtime's own executable (see initCmd). The child's ends
-	// become its fds 3.. in the order of init.go's constants.
+	// Then the runtime's own executable (see initCmd), and the workspace's
+	// directories. The child's ends become its fds 3.. in the order of
+	// init.go's constants.
 	childEnds := []*os.File{ends[0], ends[1], ends[2], ends[3], ends[4], rt.exe, ends[5], p[6][0], p[6][1]}
 	defer func() {
 		for _, f := range childEnds {
@@ -297,6 +297,11 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 			}
 		}
 	}()
+	trees, err := b.ws.clones()
+	if err != nil {
+		return err
+	}
+	childEnds = append(childEnds, trees...)
 	attr := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
 			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
@@ -320,7 +325,6 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 	cfg := setupConfig{
 		RootMount:  rt.rootMount,
 		SourceRoot: rt.opts.RootFS,
-		Workspace:  b.ws.dir,
 		Hostname:   sandboxHostname,
 		EtcFiles:   generatedEtc(sandboxHostname),
 		UID:        sandboxUID,
@@ -337,24 +341,21 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 
 // startForked has the zygote build the sandbox around a fork of its
 // interpreter, in the workspace's directories, which it gets as detached
-// mounts (open_tree(2) clones) since the template's root has no path to
-// them.
+// mounts (open_tree(2) clones), as a sandbox init does.
 func (b *box) startForked(req zygoteRequest) error {
 	p, ends, err := sandboxPipes(0)
 	if err != nil {
 		return err
 	}
 	b.hostEnds(p)
-	for _, d := range []string{"work", "tmp", "shm"} {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, filepath.Join(b.ws.dir, d), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-		if err != nil {
-			for _, f := range ends {
-				f.Close()
-			}
-			return fmt.Errorf("workspace: detach %s: %w", d, err)
+	trees, err := b.ws.clones()
+	if err != nil {
+		for _, f := range ends {
+			f.Close()
 		}
-		ends = append(ends, os.NewFile(uintptr(fd), d))
+		return err
 	}
+	ends = append(ends, trees...)
 	defer func() {
 		for _, f := range ends {
 			f.Close()

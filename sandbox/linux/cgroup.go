@@ -27,6 +27,8 @@ type cgroups interface {
 	create(name string) (cgroup, error)
 	// missing lists the controllers this host lacks (memory, pids, cpu accounting).
 	missing() []string
+	// close removes the runtime's own group, which holds its sandboxes'.
+	close() error
 }
 
 // cgroup is the control group of one sandbox: its limits, its counters, and
@@ -86,13 +88,15 @@ func (s cgroupStats) cpuSince(base cgroupStats) (user, system time.Duration) {
 
 // detectCgroups picks the driver for this host: v1 when the memory
 // controller is mounted as a v1 hierarchy (hybrid hosts such as this
-// project's machines), v2 on unified hosts.
-func detectCgroups() (cgroups, error) {
+// project's machines), v2 on unified hosts. The runtime's sandboxes' groups
+// are made in a group of its own, named owner ("<pid>-<suffix>", see
+// ownerAlive), under a "coderun" group beside the host process.
+func detectCgroups(owner string) (cgroups, error) {
 	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
-		return newCgroupV2(cgroupRoot)
+		return newCgroupV2(cgroupRoot, owner)
 	}
 	if _, err := os.Stat(filepath.Join(cgroupRoot, "memory", "memory.limit_in_bytes")); err == nil {
-		return newCgroupV1(cgroupRoot)
+		return newCgroupV1(cgroupRoot, owner)
 	}
 	return nil, errors.New("no usable cgroup hierarchy: neither a cgroup v2 mount at /sys/fs/cgroup nor a v1 memory controller at /sys/fs/cgroup/memory")
 }
@@ -240,23 +244,83 @@ func removeDir(dir string) error {
 
 func splitFields(data []byte) []string { return strings.Fields(string(data)) }
 
-// sweepStale removes the groups under parent that earlier coderun processes
-// left behind when they died: empty, and older than a sandbox's setup could
-// be. A group still in use has processes and cannot be removed.
-func sweepStale(parent string) {
+// sweepStale reclaims, under the "coderun" group parent, what runtimes
+// that no longer exist left behind (a coderun killed with SIGKILL): each
+// runtime's group, named after its process (ownerAlive), is emptied of any
+// process still in it (kill) and removed with every group below it, at
+// once. A live process's groups are never touched. Groups of the older,
+// flat layout (one per sandbox, owner unknown) are removed when empty and
+// older than a sandbox's set-up could be.
+func sweepStale(parent string, kill func(dir string)) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil || !e.IsDir() || time.Since(info.ModTime()) < 10*time.Minute {
+		if !e.IsDir() {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
-		for _, leaf := range []string{"prog", "init"} {
-			_ = os.Remove(filepath.Join(dir, leaf))
+		alive, ok := ownerAlive(e.Name())
+		switch {
+		case ok && !alive:
+			_ = removeTree(dir, kill)
+		case !ok:
+			info, err := e.Info()
+			if err != nil || time.Since(info.ModTime()) < 10*time.Minute {
+				continue
+			}
+			for _, leaf := range []string{"prog", "init"} {
+				_ = os.Remove(filepath.Join(dir, leaf))
+			}
+			_ = os.Remove(dir)
 		}
-		_ = os.Remove(dir)
+	}
+}
+
+// ownerAlive reads the pid of a runtime's group name ("<pid>-<suffix>", as
+// its state directory) and reports whether that process exists; ok is
+// false for a name of another form.
+func ownerAlive(name string) (alive, ok bool) {
+	pidStr, _, found := strings.Cut(name, "-")
+	pid, err := strconv.Atoi(pidStr)
+	if !found || err != nil || pid <= 0 {
+		return false, false
+	}
+	err = unix.Kill(pid, 0)
+	return err == nil || err == unix.EPERM, true
+}
+
+// removeTree removes the group dir and every group below it, deepest
+// first, after kill has signalled the processes of each.
+func removeTree(dir string, kill func(dir string)) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() {
+			errs = append(errs, removeTree(filepath.Join(dir, e.Name()), kill))
+		}
+	}
+	kill(dir)
+	errs = append(errs, removeDir(dir))
+	return errors.Join(errs...)
+}
+
+// killProcs sends SIGKILL to every process listed in dir's cgroup.procs.
+func killProcs(dir string) {
+	data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	for _, f := range splitFields(data) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
 	}
 }

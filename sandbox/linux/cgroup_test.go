@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,10 +20,15 @@ func testCgroups(t *testing.T) cgroups {
 	if os.Geteuid() != 0 {
 		t.Skip("cgroups need root")
 	}
-	cgs, err := detectCgroups()
+	cgs, err := detectCgroups(fmt.Sprintf("%d-test-%s", os.Getpid(), newID()[:6]))
 	if err != nil {
 		t.Skip(err)
 	}
+	t.Cleanup(func() {
+		if err := cgs.close(); err != nil {
+			t.Errorf("remove the test's cgroup: %v", err)
+		}
+	})
 	return cgs
 }
 

@@ -13,19 +13,19 @@ import (
 // cgroupV1 places each sandbox in one group per v1 controller: memory (limit,
 // peak, OOM kills), pids (limit) and cpuacct (CPU time). In the pids
 // hierarchy the program gets a child group, "prog", which holds the limit.
-// Groups nest under the host process's own groups, so an outer limit on
-// coderun still applies to its sandboxes. No freezer: every process of a
+// Groups nest under the host process's own groups (in coderun/<runtime>/),
+// so an outer limit on coderun still applies to its sandboxes. No freezer: every process of a
 // sandbox is in its PID namespace, which the kernel empties when init dies,
 // and in which nothing can fork any more once it has; killing what the
 // memory group lists is a second net, not the mechanism.
 type cgroupV1 struct {
-	parents map[string]string // controller → directory that holds our groups
+	parents map[string]string // controller → the runtime's group, which holds its sandboxes'
 	memsw   bool              // swap accounting is on
 }
 
 var v1Controllers = []string{"memory", "pids", "cpuacct"}
 
-func newCgroupV1(root string) (*cgroupV1, error) {
+func newCgroupV1(root, owner string) (*cgroupV1, error) {
 	self, err := selfCgroups()
 	if err != nil {
 		return nil, fmt.Errorf("read own cgroups: %w", err)
@@ -36,28 +36,45 @@ func newCgroupV1(root string) (*cgroupV1, error) {
 		if _, err := os.Stat(filepath.Join(base, "cgroup.procs")); err != nil {
 			continue
 		}
-		parent := filepath.Join(base, self[c], "coderun")
-		if err := os.MkdirAll(parent, 0o755); err != nil {
+		top := filepath.Join(base, self[c], "coderun")
+		if err := os.MkdirAll(top, 0o755); err != nil {
 			return nil, fmt.Errorf("cgroup v1 %s: %w", c, err)
 		}
-		sweepStale(parent)
-		if c == "memory" {
-			// Charge and limit hierarchically (the default on current
-			// kernels). Swap would let a run exceed its memory limit
-			// unseen: forbid it here, which every sandbox's group inherits
-			// when it is made.
-			_ = os.WriteFile(filepath.Join(parent, "memory.use_hierarchy"), []byte("1"), 0)
-			_ = os.WriteFile(filepath.Join(parent, "memory.swappiness"), []byte("0"), 0)
+		sweepStale(top, killProcs)
+		parent := filepath.Join(top, owner)
+		for _, dir := range []string{top, parent} {
+			if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				d.close()
+				return nil, fmt.Errorf("cgroup v1 %s: %w", c, err)
+			}
+			if c == "memory" {
+				// Charge and limit hierarchically (the default on current
+				// kernels). Swap would let a run exceed its memory limit
+				// unseen: forbid it here, which every sandbox's group
+				// inherits when it is made.
+				_ = writeFile(filepath.Join(dir, "memory.use_hierarchy"), "1")
+				_ = writeFile(filepath.Join(dir, "memory.swappiness"), "0")
+			}
 		}
 		d.parents[c] = parent
 	}
 	mem, ok := d.parents["memory"]
 	if !ok {
+		d.close()
 		return nil, errors.New("cgroup v1: no memory controller")
 	}
 	_, err = os.Stat(filepath.Join(mem, "memory.memsw.limit_in_bytes"))
 	d.memsw = err == nil
 	return d, nil
+}
+
+// close removes the runtime's groups, which its sandboxes have left.
+func (d *cgroupV1) close() error {
+	var errs []error
+	for _, dir := range d.parents {
+		errs = append(errs, removeDir(dir))
+	}
+	return errors.Join(errs...)
 }
 
 func (d *cgroupV1) version() int { return 1 }

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// cgroupV2 places each sandbox in one group of the unified hierarchy, under a
-// "coderun" group beside the host process, with two leaves (a group with
+// cgroupV2 places each sandbox in one group of the unified hierarchy, under
+// the runtime's own group in a "coderun" group beside the host process, with two leaves (a group with
 // controllers for its children may hold no processes): "init", where init is
 // born (CLONE_INTO_CGROUP), and "prog", which the program joins and which
 // holds the process limit. The sandbox's group holds the memory limit, is
@@ -23,14 +23,14 @@ type cgroupV2 struct {
 	controllers map[string]bool
 }
 
-func newCgroupV2(root string) (*cgroupV2, error) {
+func newCgroupV2(root, owner string) (*cgroupV2, error) {
 	self, err := selfCgroups()
 	if err != nil {
 		return nil, fmt.Errorf("read own cgroup: %w", err)
 	}
 	own := filepath.Join(root, self[""])
-	parent := filepath.Join(own, "coderun")
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	top := filepath.Join(own, "coderun")
+	if err := os.MkdirAll(top, 0o755); err != nil {
 		return nil, fmt.Errorf("cgroup v2: %w", err)
 	}
 	want := "+memory +pids +cpu"
@@ -48,8 +48,16 @@ func newCgroupV2(root string) (*cgroupV2, error) {
 			return nil, fmt.Errorf("cgroup v2: enable controllers in %s: %w", own, err)
 		}
 	}
-	sweepStale(parent)
+	sweepStale(top, killGroup)
+	if err := enableControllers(top, want); err != nil {
+		return nil, fmt.Errorf("cgroup v2: enable controllers in %s: %w", top, err)
+	}
+	parent := filepath.Join(top, owner)
+	if err := os.Mkdir(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("cgroup v2: %w", err)
+	}
 	if err := enableControllers(parent, want); err != nil {
+		_ = removeDir(parent)
 		return nil, fmt.Errorf("cgroup v2: enable controllers in %s: %w", parent, err)
 	}
 	d := &cgroupV2{parent: parent, controllers: map[string]bool{}}
@@ -92,6 +100,12 @@ func moveAllProcs(from, to string) error {
 	}
 	return nil
 }
+
+// killGroup kills every process in the group dir and below it.
+func killGroup(dir string) { _ = writeFile(filepath.Join(dir, "cgroup.kill"), "1") }
+
+// close removes the runtime's group, which its sandboxes have left.
+func (d *cgroupV2) close() error { return removeDir(d.parent) }
 
 func (d *cgroupV2) version() int { return 2 }
 

@@ -26,6 +26,7 @@ import (
 //	fd 8  this executable (how init was started; closed on the next exec)
 //	fd 9  the program's request pipe (the host writes the payload)
 //	fd 10, 11: the program's ready pipe (read end, write end)
+//	fd 12, 13, 14: the workspace's work/, tmp/ and shm/ (detached mounts)
 //
 // It builds the root file system (mount.go), names the host (UTS namespace),
 // brings up loopback (net.go), pivots, and then, on its one locked OS thread,
@@ -59,13 +60,17 @@ const (
 	fdRequest = 9
 	fdReady   = 10
 	fdReadyW  = 11
+	// fdWork, fdTmp and fdShm are the workspace's directories as
+	// detached mounts (workspace.clones), which init mounts in its root.
+	fdWork = 12
+	fdTmp  = 13
+	fdShm  = 14
 )
 
 // setupConfig is what init needs to build the sandbox.
 type setupConfig struct {
 	RootMount  string            `json:"root_mount"`  // empty directory on the host to assemble the root on
 	SourceRoot string            `json:"source_root"` // "/" or an unpacked image
-	Workspace  string            `json:"workspace"`   // host tmpfs holding work/, tmp/, shm/
 	Hostname   string            `json:"hostname"`
 	EtcFiles   map[string]string `json:"etc_files"` // generated /etc files
 	UID        int               `json:"uid"`       // the program's uid and gid inside
@@ -165,7 +170,7 @@ func runInit() {
 }
 
 // closeInherited makes every descriptor of init close on exec: its own
-// (fds 3 to 11, which it uses and hands on by name), and any other that the
+// (fds 3 to 14, which it uses and hands on by name), and any other that the
 // process which started coderun left open without close-on-exec (a shell's
 // "exec 7</etc", a framework's socket) and that came along through the
 // host's fork and exec. Nothing init execs, the program least of all, then

@@ -37,6 +37,7 @@ func requireHost(t *testing.T) {
 type harness struct {
 	rt       *linux.Runtime
 	stateDir string
+	name     string // the runtime's, which its state directory and cgroups bear
 	boxes    *boxWatch
 	logs     *logBuffer
 }
@@ -63,6 +64,7 @@ func newRuntime(t *testing.T, opts linux.Options) *harness {
 		os.Remove(state)
 		t.Fatalf("linux.New: %v", err)
 	}
+	h.name = runtimeName(t, state)
 	h.boxes = watchBoxes(t, state)
 	t.Cleanup(func() {
 		if err := h.close(t); err != nil {
@@ -87,12 +89,8 @@ func (h *harness) close(t *testing.T) error {
 		t.Errorf("after Close, %s is still mounted", m)
 		_ = unix.Unmount(m, unix.MNT_DETACH)
 	}
-	for _, id := range ids {
-		for _, parent := range cgroupParents() {
-			if _, err := os.Stat(filepath.Join(parent, id)); err == nil {
-				t.Errorf("after Close, sandbox %s's cgroup %s remains", id, filepath.Join(parent, id))
-			}
-		}
+	for _, dir := range runtimeCgroups(h.name) {
+		t.Errorf("after Close, the runtime's cgroup %s remains", dir)
 	}
 	if ents, _ := os.ReadDir(h.stateDir); len(ents) > 0 {
 		var names []string
@@ -127,8 +125,7 @@ func (b *logBuffer) lines() []string {
 }
 
 // boxWatch records the id of every sandbox the runtime creates: each gets
-// a workspace directory named after it under <state>/<runtime>/ws, and a
-// cgroup of the same name.
+// a cgroup named after it in the runtime's own group (runtimeCgroups).
 type boxWatch struct {
 	fd   int
 	mu   sync.Mutex
@@ -140,23 +137,22 @@ type boxWatch struct {
 func watchBoxes(t *testing.T, state string) *boxWatch {
 	t.Helper()
 	w := &boxWatch{fd: -1, ids: map[string]bool{}, quit: make(chan struct{}), done: make(chan struct{})}
-	ents, _ := os.ReadDir(state)
-	if len(ents) != 1 {
-		t.Fatalf("state directory %s holds %d entries, want the runtime's one", state, len(ents))
-	}
-	ws := filepath.Join(state, ents[0].Name(), "ws")
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		t.Fatalf("inotify: %v", err)
 	}
-	if _, err := unix.InotifyAddWatch(fd, ws, unix.IN_CREATE); err != nil {
-		t.Fatalf("inotify: %v", err)
-	}
 	w.fd = fd
-	// Sandboxes the pool made before the watch began are still waiting.
-	list, _ := os.ReadDir(ws)
-	for _, e := range list {
-		w.ids[e.Name()] = true
+	for _, dir := range runtimeCgroups(runtimeName(t, state)) {
+		if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE); err != nil {
+			t.Fatalf("inotify: %v", err)
+		}
+		// Sandboxes the pool made before the watch began are still waiting.
+		list, _ := os.ReadDir(dir)
+		for _, e := range list {
+			if e.IsDir() {
+				w.ids[e.Name()] = true
+			}
+		}
 	}
 	go w.loop()
 	return w
@@ -278,6 +274,29 @@ func cgroupParents() []string {
 			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 				out = append(out, p)
 			}
+		}
+	}
+	return out
+}
+
+// runtimeName is the name of the one runtime whose state directory is
+// under state, which its cgroups bear too.
+func runtimeName(t *testing.T, state string) string {
+	t.Helper()
+	ents, _ := os.ReadDir(state)
+	if len(ents) != 1 {
+		t.Fatalf("state directory %s holds %d entries, want the runtime's one", state, len(ents))
+	}
+	return ents[0].Name()
+}
+
+// runtimeCgroups are the existing groups of the runtime named name: in
+// each hierarchy, coderun/<name>.
+func runtimeCgroups(name string) []string {
+	var out []string
+	for _, parent := range cgroupParents() {
+		if fi, err := os.Stat(filepath.Join(parent, name)); err == nil && fi.IsDir() {
+			out = append(out, filepath.Join(parent, name))
 		}
 	}
 	return out

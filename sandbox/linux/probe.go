@@ -127,15 +127,24 @@ func Probe() Report {
 	} else {
 		add(LayerSeccomp, true, nil, "seccomp-bpf filters with kill_process and errno")
 	}
-	if cg, err := detectCgroups(); err != nil {
-		add(LayerCgroup, true, err, "")
-	} else if miss := cg.missing(); len(miss) > 0 {
-		add(LayerCgroup, true, fmt.Errorf("cgroup v%d lacks controllers: %s", cg.version(), strings.Join(miss, ", ")), "")
-	} else {
-		add(LayerCgroup, true, nil, fmt.Sprintf("cgroup v%d with memory, pids and CPU accounting", cg.version()))
-	}
+	detail, err := probeCgroups()
+	add(LayerCgroup, true, err, detail)
 	r.Layers = append(r.Layers, probeLandlock())
 	return r
+}
+
+// probeCgroups sets up the cgroups a runtime would use (and removes its
+// own group again) and reports what is missing, or what there is.
+func probeCgroups() (string, error) {
+	cg, err := detectCgroups(fmt.Sprintf("%d-probe-%s", os.Getpid(), newID()[:6]))
+	if err != nil {
+		return "", err
+	}
+	defer cg.close()
+	if miss := cg.missing(); len(miss) > 0 {
+		return "", fmt.Errorf("cgroup v%d lacks controllers: %s", cg.version(), strings.Join(miss, ", "))
+	}
+	return fmt.Sprintf("cgroup v%d with memory, pids and CPU accounting", cg.version()), nil
 }
 
 // probeLandlock reports whether this kernel has Landlock, which the runtime

@@ -83,7 +83,6 @@ type Runtime struct {
 	exe       *os.File // this binary, opened once: sandbox init is its re-execution
 	stateDir  string
 	rootMount string
-	wsDir     string
 	zygote    *zygote // nil unless Options.Zygote
 	cgroups   cgroups // nil when the host has none and the operator waived them
 	seccomp   bool    // false when the host has none and the operator waived it
@@ -154,13 +153,16 @@ func New(opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("linux runtime: open own executable for sandbox init: %w", err)
 	}
 	rt.seccomp = report.layer(LayerSeccomp).Available
-	if report.layer(LayerCgroup).Available {
-		if rt.cgroups, err = detectCgroups(); err != nil {
-			return nil, fmt.Errorf("linux runtime: %w", err)
-		}
-	}
 	if err := rt.prepareStateDir(); err != nil {
 		return nil, err
+	}
+	if report.layer(LayerCgroup).Available {
+		// The runtime's cgroup is named as its state directory: after the
+		// pid of the process it lives in, which tells whether it is stale.
+		if rt.cgroups, err = detectCgroups(filepath.Base(rt.stateDir)); err != nil {
+			os.RemoveAll(rt.stateDir)
+			return nil, fmt.Errorf("linux runtime: %w", err)
+		}
 	}
 	if opts.Zygote {
 		if opts.RootFS != "/" {
@@ -216,11 +218,10 @@ func (rt *Runtime) prepareStateDir() error {
 	cleanStale(rt.opts.StateDir, rt.opts.Logf)
 	rt.stateDir = filepath.Join(rt.opts.StateDir, fmt.Sprintf("%d-%s", os.Getpid(), newID()[:6]))
 	rt.rootMount = filepath.Join(rt.stateDir, "root")
-	rt.wsDir = filepath.Join(rt.stateDir, "ws")
 	for _, d := range []struct {
 		path string
 		mode os.FileMode
-	}{{rt.stateDir, 0o711}, {rt.rootMount, 0o755}, {rt.wsDir, 0o711}} {
+	}{{rt.stateDir, 0o711}, {rt.rootMount, 0o755}} {
 		if err := os.Mkdir(d.path, d.mode); err != nil {
 			return fmt.Errorf("linux runtime: state dir: %w", err)
 		}
@@ -363,5 +364,9 @@ func (rt *Runtime) Close() error {
 		rt.zygote.stop()
 	}
 	rt.exe.Close()
-	return os.RemoveAll(rt.stateDir)
+	var errs []error
+	if rt.cgroups != nil {
+		errs = append(errs, rt.cgroups.close())
+	}
+	return errors.Join(append(errs, os.RemoveAll(rt.stateDir))...)
 }

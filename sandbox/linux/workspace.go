@@ -4,48 +4,86 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
-// workspace is the writable storage of a sandbox: one tmpfs on the host,
-// mounted under the runtime's state directory, holding work/ (the program's
-// /work), tmp/ (its /tmp) and shm/ (its /dev/shm) under one size cap. The
-// host writes input files into it and reads results out of it without
-// entering the sandbox. A one-shot run's box owns its workspace; a
+// workspace is the writable storage of a sandbox: one size-capped tmpfs
+// holding work/ (the program's /work), tmp/ (its /tmp) and shm/ (its
+// /dev/shm). It is a detached mount (fsopen, fsmount): it is in no mount
+// table of the host, and exists only as long as a descriptor of it, or a
+// sandbox's mount of one of its directories, does. The host reaches its
+// files through its descriptor (dir is /proc/self/fd/N); each sandbox gets
+// clones of its three directories (clones), which it mounts in its own
+// mount namespace. So when coderun is killed, nothing of a workspace stays
+// behind: its descriptor goes with the process, its sandboxes' mounts
+// with their namespaces. A one-shot run's box owns its workspace; a
 // long-lived Sandbox keeps one across the programs it starts.
 type workspace struct {
-	dir     string // mount point
+	mnt     *os.File // the detached mount's root
+	dir     string   // a path to it for this process: /proc/self/fd/N
 	size    int64
 	hostUID int // owner of work/, tmp/, shm/: the program's id on the host
 }
 
-// newWorkspace mounts a fresh workspace named id.
+// workspaceDirs are the workspace's directories, in the order clones
+// returns them, with their modes.
+var workspaceDirs = []struct {
+	name string
+	mode os.FileMode
+}{{"work", 0o755}, {"tmp", 0o1777}, {"shm", 0o1777}}
+
+// newWorkspace makes a fresh workspace of size bytes for the sandbox
+// named id, whose directories belong to hostUID.
 func (rt *Runtime) newWorkspace(id string, size int64, hostUID int) (*workspace, error) {
-	w := &workspace{dir: filepath.Join(rt.wsDir, id), hostUID: hostUID}
-	if err := os.Mkdir(w.dir, 0o711); err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
+	mnt, err := mountTmpfs(size)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", id, err)
 	}
-	if err := unix.Mount("tmpfs", w.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpfsOptions(size)); err != nil {
-		os.Remove(w.dir)
-		return nil, fmt.Errorf("workspace: mount tmpfs: %w", err)
-	}
-	w.size = size
+	w := &workspace{mnt: mnt, dir: "/proc/self/fd/" + strconv.Itoa(int(mnt.Fd())), size: size, hostUID: hostUID}
 	if err := w.populate(); err != nil {
-		w.remove(rt.logf)
+		w.remove(func(string, ...any) {})
 		return nil, err
 	}
 	return w, nil
 }
 
-func (w *workspace) populate() error {
-	if err := os.Chmod(w.dir, 0o711); err != nil {
-		return fmt.Errorf("workspace: %w", err)
+// mountTmpfs makes a detached tmpfs mount of size bytes, nosuid and nodev.
+func mountTmpfs(size int64) (*os.File, error) {
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("fsopen tmpfs: %w", err)
 	}
-	for _, d := range []struct {
-		name string
-		mode os.FileMode
-	}{{"work", 0o755}, {"tmp", 0o1777}, {"shm", 0o1777}} {
+	defer unix.Close(fsfd)
+	if err := configureTmpfs(fsfd, size); err != nil {
+		return nil, err
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return nil, fmt.Errorf("create tmpfs: %w", err)
+	}
+	fd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if err != nil {
+		return nil, fmt.Errorf("fsmount tmpfs: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "workspace"), nil
+}
+
+// configureTmpfs sets a tmpfs context's size cap and, in proportion, its
+// inode cap (so that a flood of empty files is bounded too).
+func configureTmpfs(fsfd int, size int64) error {
+	inodes := size / 1024
+	inodes = max(4096, min(inodes, 1<<20))
+	for _, o := range [][2]string{{"size", strconv.FormatInt(size, 10)}, {"nr_inodes", strconv.FormatInt(inodes, 10)}, {"mode", "0711"}} {
+		if err := unix.FsconfigSetString(fsfd, o[0], o[1]); err != nil {
+			return fmt.Errorf("tmpfs %s=%s: %w", o[0], o[1], err)
+		}
+	}
+	return nil
+}
+
+func (w *workspace) populate() error {
+	for _, d := range workspaceDirs {
 		p := filepath.Join(w.dir, d.name)
 		if err := os.Mkdir(p, d.mode); err != nil {
 			return fmt.Errorf("workspace: %w", err)
@@ -60,33 +98,50 @@ func (w *workspace) populate() error {
 	return nil
 }
 
-// work is the host path of the program's /work.
+// work is the host path of the program's /work (valid in this process).
 func (w *workspace) work() string { return filepath.Join(w.dir, "work") }
 
-// tmpfsOptions caps bytes and, in proportion, inodes (so that a flood of
-// empty files is bounded too).
-func tmpfsOptions(size int64) string {
-	inodes := size / 1024
-	inodes = max(4096, min(inodes, 1<<20))
-	return fmt.Sprintf("size=%d,nr_inodes=%d,mode=0711", size, inodes)
+// clones returns detached copies (open_tree(2) clones) of work/, tmp/ and
+// shm/, for one sandbox to mount; the caller closes them.
+func (w *workspace) clones() ([]*os.File, error) {
+	var out []*os.File
+	for _, d := range workspaceDirs {
+		fd, err := unix.OpenTree(int(w.mnt.Fd()), d.name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			for _, f := range out {
+				f.Close()
+			}
+			return nil, fmt.Errorf("workspace: clone %s: %w", d.name, err)
+		}
+		out = append(out, os.NewFile(uintptr(fd), d.name))
+	}
+	return out, nil
 }
 
+// resize changes the size cap (reconfiguring the tmpfs every clone shares).
 func (w *workspace) resize(size int64) error {
 	if size == w.size {
 		return nil
 	}
-	if err := unix.Mount("", w.dir, "", unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV, tmpfsOptions(size)); err != nil {
+	fsfd, err := unix.Fspick(int(w.mnt.Fd()), "", unix.FSPICK_EMPTY_PATH|unix.FSPICK_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("workspace: resize to %d bytes: %w", size, err)
+	}
+	defer unix.Close(fsfd)
+	if err := configureTmpfs(fsfd, size); err != nil {
+		return fmt.Errorf("workspace: resize: %w", err)
+	}
+	if err := unix.FsconfigReconfigure(fsfd); err != nil {
 		return fmt.Errorf("workspace: resize to %d bytes: %w", size, err)
 	}
 	w.size = size
 	return nil
 }
 
+// remove lets go of the workspace: the tmpfs is freed once no sandbox's
+// mount of it remains either.
 func (w *workspace) remove(logf func(string, ...any)) {
-	if err := unix.Unmount(w.dir, unix.MNT_DETACH); err != nil {
-		logf("coderun: unmount workspace %s: %v", w.dir, err)
-	}
-	if err := os.Remove(w.dir); err != nil {
-		logf("coderun: %v", err)
+	if err := w.mnt.Close(); err != nil {
+		logf("coderun: close workspace: %v", err)
 	}
 }
