@@ -28,8 +28,7 @@ import (
 //	/tmp         scratch space (read-write)
 //
 // /work, /tmp and /dev/shm are directories of one size-capped tmpfs that the
-// host makes per sandbox (a detached mount, see workspace.go) and hands
-// init as detached clones, so the run's writable storage has one limit and
+// host mounts per sandbox, so the run's writable storage has one limit and
 // the host can read the results without entering the sandbox. Nothing else
 // of the host is visible: no /home, /root, /sys, host /tmp, host /proc, or
 // the project's files.
@@ -92,11 +91,10 @@ func buildRoot(cfg *setupConfig) error {
 		if err := buildProc(filepath.Join(root, "proc"), filepath.Join(root, "dev", "null")); err != nil {
 			return err
 		}
-		if err := mountWorkspace(fdWork, filepath.Join(root, "work")); err != nil {
-			return err
-		}
-		if err := mountWorkspace(fdTmp, filepath.Join(root, "tmp")); err != nil {
-			return err
+		for _, m := range [][2]string{{"work", "work"}, {"tmp", "tmp"}} {
+			if err := bind(filepath.Join(cfg.Workspace, m[0]), filepath.Join(root, m[1]), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+				return err
+			}
 		}
 	}
 	if err := pivotRoot(root); err != nil {
@@ -106,21 +104,6 @@ func buildRoot(cfg *setupConfig) error {
 		return mountErr("make / read-only", err)
 	}
 	return os.Chdir("/work")
-}
-
-// mountWorkspace mounts a directory of the workspace, which the host passed
-// as a detached mount on descriptor fd, on dst (nosuid, nodev), and closes
-// fd. The workspace is in no mount table of the host: it lives in this
-// sandbox's mount namespace, and dies with it.
-func mountWorkspace(fd int, dst string) error {
-	defer unix.Close(fd)
-	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return mountErr("workspace on "+dst, err)
-	}
-	if err := setAttr(dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, true); err != nil {
-		return mountErr("restrict workspace on "+dst, err)
-	}
-	return nil
 }
 
 // bind mounts src on dst (recursively) and applies attrs to the whole tree.
@@ -191,8 +174,19 @@ func mirrorEntry(src, dst string) error {
 // filter. A kernel without overlayfs gets the read-only bind ("coderun
 // doctor" says so).
 func mountSystemTree(src, dst string) error {
-	opts := "lowerdir=" + overlayEscape(src) + ":" + overlayEscape(dst)
-	err := unix.Mount("overlay", dst, "overlay", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts)
+	// The mount table shows the layers as the options name them, and dst
+	// lies in the runtime's state directory, a host path no sandbox may
+	// learn: dst is named relative to its parent.
+	prev, err := os.Getwd()
+	if err != nil {
+		return mountErr("overlay "+src, err)
+	}
+	if err := os.Chdir(filepath.Dir(dst)); err != nil {
+		return mountErr("overlay "+src, err)
+	}
+	defer os.Chdir(prev)
+	opts := "lowerdir=" + overlayEscape(src) + ":" + overlayEscape(filepath.Base(dst))
+	err = unix.Mount("overlay", filepath.Base(dst), "overlay", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts)
 	if errors.Is(err, unix.ENODEV) {
 		return bindReadOnly(src, dst)
 	}
@@ -281,7 +275,7 @@ func buildDev(cfg *setupConfig, dev string) error {
 		return mountErr("dev/shm", err)
 	}
 	if !cfg.Template {
-		if err := mountWorkspace(fdShm, shm); err != nil {
+		if err := bind(filepath.Join(cfg.Workspace, "shm"), shm, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 			return err
 		}
 	}
