@@ -28,7 +28,8 @@ import (
 //	/tmp         scratch space (read-write)
 //
 // /work, /tmp and /dev/shm are directories of one size-capped tmpfs that the
-// host mounts per sandbox, so the run's writable storage has one limit and
+// host makes per sandbox (a detached mount, see workspace.go) and hands
+// init as detached clones, so the run's writable storage has one limit and
 // the host can read the results without entering the sandbox. Nothing else
 // of the host is visible: no /home, /root, /sys, host /tmp, host /proc, or
 // the project's files.
@@ -91,10 +92,11 @@ func buildRoot(cfg *setupConfig) error {
 		if err := buildProc(filepath.Join(root, "proc"), filepath.Join(root, "dev", "null")); err != nil {
 			return err
 		}
-		for _, m := range [][2]string{{"work", "work"}, {"tmp", "tmp"}} {
-			if err := bind(filepath.Join(cfg.Workspace, m[0]), filepath.Join(root, m[1]), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
-				return err
-			}
+		if err := mountWorkspace(fdWork, filepath.Join(root, "work")); err != nil {
+			return err
+		}
+		if err := mountWorkspace(fdTmp, filepath.Join(root, "tmp")); err != nil {
+			return err
 		}
 	}
 	if err := pivotRoot(root); err != nil {
@@ -104,6 +106,21 @@ func buildRoot(cfg *setupConfig) error {
 		return mountErr("make / read-only", err)
 	}
 	return os.Chdir("/work")
+}
+
+// mountWorkspace mounts a directory of the workspace, which the host passed
+// as a detached mount on descriptor fd, on dst (nosuid, nodev), and closes
+// fd. The workspace is in no mount table of the host: it lives in this
+// sandbox's mount namespace, and dies with it.
+func mountWorkspace(fd int, dst string) error {
+	defer unix.Close(fd)
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return mountErr("workspace on "+dst, err)
+	}
+	if err := setAttr(dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, true); err != nil {
+		return mountErr("restrict workspace on "+dst, err)
+	}
+	return nil
 }
 
 // bind mounts src on dst (recursively) and applies attrs to the whole tree.
@@ -275,7 +292,7 @@ func buildDev(cfg *setupConfig, dev string) error {
 		return mountErr("dev/shm", err)
 	}
 	if !cfg.Template {
-		if err := bind(filepath.Join(cfg.Workspace, "shm"), shm, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+		if err := mountWorkspace(fdShm, shm); err != nil {
 			return err
 		}
 	}
