@@ -130,13 +130,14 @@ type Config struct {
 
 // Store is what the agent needs of a store of runs: to create a run,
 // read it back, own it by lease (claim, renew), record its steps, and
-// fetch its files for a resumed run's workspace. A [store.Tenant] is one.
+// read its steps and files back for a resumed run. A [store.Tenant] is one.
 type Store interface {
 	CreateRun(ctx context.Context, nr store.NewRun) (*store.Run, error)
 	GetRun(ctx context.Context, id string) (*store.Run, error)
 	Claim(ctx context.Context, id string, owner store.Owner) (*store.Run, error)
 	Renew(ctx context.Context, id string, owner store.Owner) (time.Time, error)
 	Record(ctx context.Context, id string, owner store.Owner, u store.Update) ([]store.Step, error)
+	Steps(ctx context.Context, runID string, kinds ...store.StepKind) ([]store.Step, error)
 	Files(ctx context.Context, runID, role string) ([]store.File, error)
 }
 
@@ -404,6 +405,13 @@ func (a *Agent) Resume(ctx context.Context, runID string) (*Result, error) {
 	if err := json.Unmarshal(run.State, &st); err != nil {
 		return nil, fmt.Errorf("agent: resume %s: checkpoint: %w", run.ID, err)
 	}
+	calls, err := a.cfg.Store.Steps(ctx, run.ID, StepModelCall)
+	if err != nil {
+		return nil, fmt.Errorf("agent: resume: %w", err)
+	}
+	if err := st.conversation(calls); err != nil {
+		return nil, fmt.Errorf("agent: resume %s: conversation: %w", run.ID, err)
+	}
 	r := a.newRunner(run, rc, &st, owner)
 	r.resumed = true
 	ctx, span := r.tr.invokeAgent(ctx, run.ID, true)
@@ -462,6 +470,13 @@ func Decide(ctx context.Context, s Store, runID string, v Verdict, by, note stri
 	}
 	if err := json.Unmarshal(run.State, &st); err != nil {
 		return nil, fmt.Errorf("agent: decide %s: checkpoint: %w", run.ID, err)
+	}
+	calls, err := s.Steps(ctx, run.ID, StepModelCall)
+	if err != nil {
+		return nil, fmt.Errorf("agent: decide: %w", err)
+	}
+	if err := st.conversation(calls); err != nil {
+		return nil, fmt.Errorf("agent: decide %s: conversation: %w", run.ID, err)
 	}
 	if st.Phase != phaseApprove || st.Pending == nil {
 		return nil, fmt.Errorf("agent: run %s has no code awaiting approval", run.ID)

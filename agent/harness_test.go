@@ -223,6 +223,30 @@ func (h *harness) storedRun(id string) *store.Run {
 	return r
 }
 
+// conversationStoredOnce checks that the generation calls of a run store
+// each message of the conversation once: every call's messages follow
+// exactly the Prior messages the calls before it stored.
+func conversationStoredOnce(t *testing.T, steps []store.Step) {
+	t.Helper()
+	n := 0
+	for _, s := range steps {
+		if s.Kind != agent.StepModelCall {
+			continue
+		}
+		var mc agent.ModelCall
+		if err := s.Decode(&mc); err != nil {
+			t.Fatal(err)
+		}
+		if mc.Purpose != "generate" {
+			continue
+		}
+		if mc.Prior != n || len(mc.Messages) == 0 {
+			t.Errorf("step %d: a call after %d stored messages says it follows %d, and stores %d", s.Seq, n, mc.Prior, len(mc.Messages))
+		}
+		n = mc.Prior + len(mc.Messages)
+	}
+}
+
 func lastUser(s llmtest.Sent) string {
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		if s.Messages[i].Role == llm.RoleUser || s.Messages[i].Role == llm.RoleTool {

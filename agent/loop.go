@@ -38,8 +38,19 @@ type state struct {
 	Phase  phase             `json:"phase"`
 	Task   string            `json:"task"`
 	Inputs []store.InputFile `json:"inputs,omitempty"`
-	// Messages is the generation conversation so far.
-	Messages []llm.Message `json:"messages"`
+	// Messages is the generation conversation so far. It is not part of
+	// the checkpoint: each message is stored once, in the step of the
+	// model call that first sent it (ModelCall.Messages), and only the
+	// messages no call has sent yet (Unsent) are checkpointed; a resumed
+	// run puts the conversation together again (conversation).
+	Messages []llm.Message `json:"-"`
+	// Sent counts the messages of Messages that model-call steps hold;
+	// Unsent, written at each checkpoint, the rest.
+	Sent   int           `json:"sent"`
+	Unsent []llm.Message `json:"unsent,omitempty"`
+	// LegacyMessages is the whole conversation as checkpoints held it
+	// before it was stored once: read from old runs, never written.
+	LegacyMessages []llm.Message `json:"messages,omitempty"`
 	// Pending is the code between generation and execution.
 	Pending *pendingCode `json:"pending,omitempty"`
 	// Skipped are ids of further tool calls of the last turn, answered
@@ -101,6 +112,43 @@ func newState(rc runConfig, task string, inputs []store.InputFile) *state {
 	}
 }
 
+// conversation puts a resumed run's generation conversation together
+// again: from the messages its generation calls recorded (each call holds
+// those it sent first, after the Prior earlier ones), then the messages
+// no call has sent yet. A checkpoint written before the conversation was
+// stored once holds the whole conversation itself.
+func (st *state) conversation(calls []store.Step) error {
+	var conv []llm.Message
+	for _, s := range calls {
+		var mc ModelCall
+		if err := s.Decode(&mc); err != nil {
+			return err
+		}
+		if mc.Purpose != "generate" {
+			continue
+		}
+		if mc.Prior > len(conv) {
+			return fmt.Errorf("model call %d follows %d messages, but %d were recorded before it", s.Seq, mc.Prior, len(conv))
+		}
+		conv = append(conv[:mc.Prior], mc.Messages...)
+	}
+	if st.LegacyMessages != nil {
+		// Calls recorded the conversation whole, then: the last one's
+		// messages were sent, the rest of the checkpoint's were not.
+		if len(conv) > len(st.LegacyMessages) {
+			return fmt.Errorf("the model calls recorded %d messages, the checkpoint holds %d", len(conv), len(st.LegacyMessages))
+		}
+		st.Messages, st.Sent, st.LegacyMessages = st.LegacyMessages, len(conv), nil
+		return nil
+	}
+	if len(conv) != st.Sent {
+		return fmt.Errorf("the model calls recorded %d messages, the checkpoint counts %d", len(conv), st.Sent)
+	}
+	st.Messages = append(conv, st.Unsent...)
+	st.Unsent = nil
+	return nil
+}
+
 // errPaused stops the loop: the run waits for a decision.
 var errPaused = errors.New("paused for approval")
 
@@ -153,11 +201,16 @@ func (r *runner) commit(ctx context.Context, u store.Update, steps ...pendingSte
 		}
 		u.Steps = append(u.Steps, s.s)
 	}
+	if r.st.Sent > len(r.st.Messages) {
+		return fmt.Errorf("agent: checkpoint: %d messages sent of a conversation of %d", r.st.Sent, len(r.st.Messages))
+	}
+	r.st.Unsent = r.st.Messages[r.st.Sent:]
 	state, err := json.Marshal(r.st)
 	if err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
 	u.State = state
+	r.st.Unsent = nil
 	score := r.st.Score
 	u.Scorecard = &score
 	stored, err := r.store.Record(context.WithoutCancel(ctx), r.run.ID, r.owner, u)
@@ -254,7 +307,8 @@ func (r *runner) generate(ctx context.Context) error {
 	if r.rc.Format == FormatTool {
 		req.Tools = []llm.Tool{llm.RunCodeTool()}
 	}
-	resp, callErr, mc, deadline := r.chat(ctx, "generate", req)
+	resp, callErr, mc, deadline := r.chat(ctx, "generate", req, r.st.Sent)
+	r.st.Sent = len(req.Messages)
 	callStep := r.step(StepModelCall, r.st.Attempt+1, modelCallSummary(mc), mc)
 	if callErr != nil && !errors.Is(callErr, llm.ErrMalformedToolCall) {
 		return r.modelFailed(ctx, callErr, deadline, callStep)
@@ -302,8 +356,10 @@ func (r *runner) generate(ctx context.Context) error {
 }
 
 // chat calls the model with the run's budgets, and builds the record of the
-// call. deadline reports that the run's time budget cut the call.
-func (r *runner) chat(ctx context.Context, purpose string, req llm.Request) (*llm.Response, error, *ModelCall, bool) {
+// call, whose messages are those of req after the first prior (which
+// earlier calls of the same conversation recorded). deadline reports that
+// the run's time budget cut the call.
+func (r *runner) chat(ctx context.Context, purpose string, req llm.Request, prior int) (*llm.Response, error, *ModelCall, bool) {
 	bctx, cancel := r.budgetCtx(ctx)
 	defer cancel()
 	cctx, span := r.tr.chat(bctx, r.run.ID, purpose)
@@ -311,7 +367,8 @@ func (r *runner) chat(ctx context.Context, purpose string, req llm.Request) (*ll
 	resp, err := r.cfg.Model.Chat(cctx, req)
 	elapsed := time.Since(start)
 	endChat(span, resp, err)
-	mc := &ModelCall{Purpose: purpose, Model: r.run.Model, Messages: slices.Clone(req.Messages), LatencyMS: elapsed.Milliseconds()}
+	mc := &ModelCall{Purpose: purpose, Model: r.run.Model, Prior: prior, Messages: slices.Clone(req.Messages[prior:]),
+		LatencyMS: elapsed.Milliseconds()}
 	for _, t := range req.Tools {
 		mc.Tools = append(mc.Tools, t.Name)
 	}
@@ -843,10 +900,13 @@ func (r *runner) interpret(ctx context.Context) error {
 		return err
 	}
 	msgs := []llm.Message{llm.System(interpretSystem()), llm.User(interpretPrompt(r.st.Task, r.st.Inputs, r.st.Cells))}
+	prior := 0
 	if r.st.Unverified != "" {
+		// The first interpretation call recorded the prompt.
+		prior = len(msgs)
 		msgs = append(msgs, llm.Assistant(r.st.Unverified), llm.User(groundingFeedback(ground(r.st.Unverified, r.evidence()...).Unsupported)))
 	}
-	resp, err, mc, deadline := r.chat(ctx, "interpret", llm.Request{Messages: msgs})
+	resp, err, mc, deadline := r.chat(ctx, "interpret", llm.Request{Messages: msgs}, prior)
 	callStep := r.step(StepModelCall, 0, modelCallSummary(mc), mc)
 	if err != nil {
 		return r.modelFailed(ctx, err, deadline, callStep)

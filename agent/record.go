@@ -114,9 +114,14 @@ type ModelCall struct {
 	// Purpose is "generate" (write code) or "interpret" (write the answer).
 	Purpose string `json:"purpose"`
 	// Model is the model spec asked; ResponseModel the model that answered.
-	Model         string        `json:"model"`
-	ResponseModel string        `json:"response_model,omitempty"`
-	Messages      []llm.Message `json:"messages"`
+	Model         string `json:"model"`
+	ResponseModel string `json:"response_model,omitempty"`
+	// Messages are the messages the call was the first to send; before
+	// them it sent the Prior earlier messages of its conversation, which
+	// earlier calls of the same purpose recorded. So a run's conversation
+	// is stored once, however many calls send it.
+	Messages []llm.Message `json:"messages"`
+	Prior    int           `json:"prior,omitempty"`
 	// Tools are the names of the tools offered.
 	Tools []string `json:"tools,omitempty"`
 	// Text and ToolCalls are the reply.

@@ -87,6 +87,17 @@ func TestNameErrorCorrected(t *testing.T) {
 		if protocol == llmtest.Anthropic && !last.IsError {
 			t.Errorf("the failed tool result is not marked as an error")
 		}
+		// The retry's call stored only what it sent first: the model's
+		// call and the traceback, after the system prompt and the task.
+		mc := decode[agent.ModelCall](t, steps, agent.StepModelCall, 1)
+		if mc.Prior != 2 || len(mc.Messages) != 2 || mc.Messages[0].Role != llm.RoleAssistant ||
+			!strings.Contains(mc.Messages[1].Content, "NameError") {
+			t.Errorf("retry call: prior %d, messages %+v", mc.Prior, mc.Messages)
+		}
+		if protocol == llmtest.OpenAI && len(retry.Messages) != mc.Prior+len(mc.Messages) {
+			t.Errorf("the retry sent %d messages, its record says %d", len(retry.Messages), mc.Prior+len(mc.Messages))
+		}
+		conversationStoredOnce(t, steps)
 		sc := res.Scorecard
 		if sc.Attempts != 2 || sc.Retries != 1 || sc.Errors["retryable"] != 1 || sc.ErrorKinds["NameError"] != 1 {
 			t.Errorf("scorecard: %s", fmtScore(sc))

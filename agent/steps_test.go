@@ -142,5 +142,17 @@ func TestStepsModeResumeReplaysCells(t *testing.T) {
 		if r := decode[agent.Resume](t, steps, agent.StepResume, 1); r.From != "replay" || !strings.Contains(r.Note, "1 successful cells") {
 			t.Errorf("replay note: %+v", r)
 		}
+		// The resumed run put its conversation together again from the
+		// stored model calls and its checkpoint: the task, both cells'
+		// results.
+		var sent []string
+		for _, m := range h2.sent(0).Messages {
+			sent = append(sent, m.Content)
+		}
+		mustContain(t, "the first request after resuming", strings.Join(sent, "\n"), "Sum 10, 20, 30", "sum 60", "total 60")
+		if protocol == llmtest.OpenAI && len(sent) != 6 {
+			t.Errorf("%d messages sent after resuming, want 6 (system, task, two calls and their results)", len(sent))
+		}
+		conversationStoredOnce(t, steps)
 	})
 }

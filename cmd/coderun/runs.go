@@ -392,6 +392,9 @@ func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
 	case *agent.ModelCall:
 		line("model  %s", s.Summary)
 		if verbose {
+			if p.Prior > 0 {
+				fmt.Fprintf(w, "      (after the %d messages sent before)\n", p.Prior)
+			}
 			for _, m := range p.Messages {
 				fmt.Fprintf(w, "      %s: %s\n", m.Role, short(m.Content, 200))
 			}
