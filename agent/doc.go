@@ -40,6 +40,16 @@
 //     trying to do, the error that kept occurring, the partial output of
 //     the last attempt — never an answer, and goes to the review queue.
 //
+// The records are the agent's: record.go names the kinds of step and
+// their payloads ([ModelCall], [CodeRecord], [ExecutionRecord], ...), which
+// the store keeps as JSON it never reads, and notebook.go renders a run as
+// a Jupyter notebook. The agent needs a few methods of a store ([Store]; a
+// store.Tenant has them): a run is owned by lease while a process drives
+// it (renewed in the background, store.KeepAlive), so that a run whose
+// process died can be resumed by another once the lease has expired. The
+// conversation with the model is stored once: each model call records the
+// messages it sent first, the checkpoint those not sent yet.
+//
 // Each run keeps a scorecard (attempts, errors by class and kind, retries,
 // tokens, model time against execution time, outcome) and emits
 // OpenTelemetry spans after the GenAI semantic conventions (trace.go):
