@@ -33,14 +33,16 @@
 //   - store.go holds the [Store] and [Tenant] interfaces and the errors;
 //   - run.go holds [Run], its statuses and the [Update] a record applies;
 //   - lease.go holds owners and [KeepAlive];
-//   - step.go holds [Step] and the payload types of each step kind;
+//   - step.go holds [Step], whose payload is JSON the store never reads:
+//     the kinds of step and their payloads are the agent's (package
+//     agent), as are a run's failure report and pending approval;
 //   - files.go describes the run's input files and the files its code
 //     produced, so that a resumed run gets its workspace back;
 //   - review.go is the review queue: failed runs, unverified answers and
 //     code waiting for a person's approval;
-//   - stats.go aggregates scorecards across runs ([Summarize]);
-//   - export.go gathers a run's whole record ([Gather]) and writes it as a
-//     Jupyter notebook.
+//   - stats.go holds the [Scorecard] and aggregates scorecards across
+//     runs ([Summarize]);
+//   - export.go gathers a run's whole record ([Gather]).
 //
 // To add a backend, write a package whose type implements [Store] and run
 // storetest.Run against it in its tests.
