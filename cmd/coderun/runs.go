@@ -237,7 +237,11 @@ func newRunsResumeCmd(g *globalFlags, d *dataFlags) *cobra.Command {
 		Long: `Continue a run from its last recorded step: a run whose process died
 (interrupted), or one awaiting approval (the code is shown again at the
 terminal, or decided by --approve all|none). The run keeps its own settings;
-the model is the run's own unless --model says otherwise.`,
+the model is the run's own unless --model says otherwise.
+
+The process driving a run holds a lease on it, renewed while it lives; a run
+whose process was killed shows as interrupted, and can be resumed, once the
+lease has expired: 30s after its last renewal, or $CODERUN_LEASE.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return resumeRun(cmd.Context(), g, d, f, args[0], cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
