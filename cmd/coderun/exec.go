@@ -126,38 +126,41 @@ func (f *execFlags) request(args []string, stdin io.Reader) (sandbox.Request, er
 	req.Language = sandbox.Language(f.lang)
 	if f.lang == "" {
 		req.Language = sandbox.Python
-		if len(args) == 1 {
-			switch strings.ToLower(filepath.Ext(args[0])) {
-			case ".sh", ".bash":
-				req.Language = sandbox.Bash
-			case ".js", ".cjs":
-				req.Language = sandbox.Node
+		if len(args) == 1 && args[0] != "-" {
+			lang, err := languageOf(args[0], req.Code)
+			if err != nil {
+				return req, err
 			}
+			req.Language = lang
 		}
-	}
-	switch f.stdin {
-	case "":
-	case "-":
-		if codeFromStdin {
-			return req, usagef("--stdin -: standard input already carries the code")
-		}
-		data, err := io.ReadAll(stdin)
-		if err != nil {
-			return req, fmt.Errorf("read standard input: %w", err)
-		}
-		req.Stdin = data
-	default:
-		data, err := os.ReadFile(f.stdin)
-		if err != nil {
-			return req, usagef("--stdin: %v", err)
-		}
-		req.Stdin = data
 	}
 	l, err := f.limits()
 	if err != nil {
 		return req, err
 	}
 	req.Limits = l
+	switch f.stdin {
+	case "":
+	case "-":
+		if codeFromStdin {
+			return req, usagef("--stdin -: standard input already carries the code")
+		}
+		if req.Stdin, err = readBounded(stdin, l.WorkspaceBytes); err != nil {
+			return req, usagef("--stdin -: %v", err)
+		}
+	default:
+		in, err := os.Open(f.stdin)
+		if err != nil {
+			return req, usagef("--stdin: %v", unwrapPath(err))
+		}
+		defer in.Close()
+		if fi, err := in.Stat(); err == nil && fi.IsDir() {
+			return req, usagef("--stdin %s: is a directory", f.stdin)
+		}
+		if req.Stdin, err = readBounded(in, l.WorkspaceBytes); err != nil {
+			return req, usagef("--stdin %s: %v", f.stdin, err)
+		}
+	}
 	if req.Files, err = readUploads(f.files, l.WorkspaceBytes); err != nil {
 		return req, err
 	}
@@ -303,4 +306,69 @@ func saveFiles(dir string, files []sandbox.FileInfo) error {
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// languageOf picks a program file's language by its extension, or by its
+// #! line when it has none; an extension that names no language coderun runs
+// is refused rather than run as Python.
+func languageOf(path, code string) (sandbox.Language, error) {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".py", ".pyw":
+		return sandbox.Python, nil
+	case ".sh", ".bash":
+		return sandbox.Bash, nil
+	case ".js", ".cjs", ".mjs":
+		return sandbox.Node, nil
+	case "":
+		return languageOfShebang(code), nil
+	default:
+		return "", usagef("%s: coderun does not know what language %q files are in; name it with --lang (%s)",
+			path, ext, strings.Join(languageNames(), ", "))
+	}
+}
+
+// languageOfShebang reads a "#!" line ("#!/usr/bin/env bash"); Python
+// without one.
+func languageOfShebang(code string) sandbox.Language {
+	line, _, _ := strings.Cut(code, "\n")
+	if !strings.HasPrefix(line, "#!") {
+		return sandbox.Python
+	}
+	fields := strings.Fields(line[2:])
+	if len(fields) == 0 {
+		return sandbox.Python
+	}
+	prog := filepath.Base(fields[0])
+	if prog == "env" && len(fields) > 1 {
+		prog = fields[1]
+	}
+	switch {
+	case prog == "bash" || prog == "sh":
+		return sandbox.Bash
+	case prog == "node" || prog == "nodejs":
+		return sandbox.Node
+	}
+	return sandbox.Python
+}
+
+// languageNames lists the languages --lang takes.
+func languageNames() []string {
+	var names []string
+	for _, l := range sandbox.Languages() {
+		names = append(names, string(l))
+	}
+	return names
+}
+
+// readBounded reads r to its end, refusing more than max bytes (stdin fed to
+// a program is held in memory until it is written to the sandbox).
+func readBounded(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("more than %s (the workspace size; raise it with --workspace-size)", sandbox.FormatBytes(max))
+	}
+	return data, nil
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A program file's language comes from its extension (or its #! line); an
+// extension coderun does not know is refused, never run as Python.
+func TestExecLanguageByExtension(t *testing.T) {
+	needSandbox(t)
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name, file, content string
+		code                int
+		stdout, stderr      string
+	}{
+		{"python", "a.py", "print('py', 6 * 7)", 0, "py 42\n", ""},
+		{"bash", "a.sh", "echo \"sh $((6 * 7))\"", 0, "sh 42\n", ""},
+		{"node module extension", "a.mjs", "console.log('js', 6 * 7)", 0, "js 42\n", ""},
+		{"shebang without extension", "script", "#!/usr/bin/env bash\necho \"bash $((6 * 7))\"", 0, "bash 42\n", ""},
+		{"csv refused", "data.csv", "a,b\n1,2\n", exitUsage, "", `what language ".csv" files are in; name it with --lang`},
+		{"unknown extension refused", "t.rb", "puts 1", exitUsage, "", `".rb"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := coderun(t, "", "exec", write(c.file, c.content))
+			if r.code != c.code || r.stdout != c.stdout || !strings.Contains(r.stderr, c.stderr) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want %d, %q, %q", r.code, r.stdout, r.stderr, c.code, c.stdout, c.stderr)
+			}
+		})
+	}
+	// --lang overrides the extension.
+	if r := coderun(t, "", "exec", "--lang", "python", write("x.csv", "print('forced')")); r.code != 0 || r.stdout != "forced\n" {
+		t.Fatalf("--lang python: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// --stdin reads at most the workspace size: a device that never ends is
+// refused quickly, not read until the host runs out of memory.
+func TestExecStdinBounded(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		file, want string
+	}{
+		{"/dev/zero", "(the workspace size"},
+		{"/", "is a directory"},
+		{"/nonexistent", "no such file"},
+	} {
+		r := coderun(t, "", "exec", "--workspace-size", "1MiB", "-c", "import sys; print(len(sys.stdin.read()))", "--stdin", c.file)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("--stdin %s: exit %d, stderr %q; want %d and %q", c.file, r.code, r.stderr, exitUsage, c.want)
+		}
+	}
+}
