@@ -38,7 +38,8 @@ import (
 // systems have them as links into /usr, others as directories.
 var topLevel = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"}
 
-// etcDirs are bound read-only; etcFiles are copied. Missing entries are skipped.
+// etcDirs are read-only overlays of the host's (see mountSystemTree);
+// etcFiles are copied. Missing entries are skipped.
 var (
 	etcDirs  = []string{"alternatives", "fonts", "ssl", "ca-certificates", "ld.so.conf.d", "python3", "python3.11", "python3.12", "python3.13", "nodejs"}
 	etcFiles = []string{"ld.so.cache", "ld.so.conf", "localtime", "timezone", "mime.types", "protocols", "services",
@@ -257,7 +258,9 @@ func buildEtc(cfg *setupConfig, etc string) error {
 		if err := os.Mkdir(dst, 0o755); err != nil {
 			return mountErr("etc/"+name, err)
 		}
-		if err := bindReadOnly(src, dst); err != nil {
+		// As /usr: inodes of the sandbox's own, so that its locks on
+		// these host files neither block nor see the host's.
+		if err := mountSystemTree(src, dst); err != nil {
 			return err
 		}
 	}

@@ -132,9 +132,16 @@ done()
 // block the host (a denial of service), and a program that sees the
 // host's lock learns what the host is doing (a side channel). A lock taken
 // in the sandbox must not block the host's lock on the same file, and the
-// host's lock must not be visible to the sandbox.
+// host's lock must not be visible to the sandbox. The system tree is /usr
+// and the host's /etc directories the sandbox sees (certificates, fonts,
+// Python's configuration).
 func (h *harness) locksOnSystemTree(t *testing.T) {
-	path := randomUsrFile(t)
+	t.Run("usr", func(t *testing.T) { h.locksOn(t, randomUsrFile(t)) })
+	t.Run("etc", func(t *testing.T) { h.locksOn(t, etcSharedFile(t)) })
+}
+
+// locksOn checks a lock on one host file from both sides.
+func (h *harness) locksOn(t *testing.T, path string) {
 	host, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -214,6 +221,19 @@ func randomUsrFile(t *testing.T) string {
 		t.Skip("no regular file in /usr/bin")
 	}
 	return files[rand.IntN(len(files))]
+}
+
+// etcSharedFile is a regular file in one of the host's /etc directories
+// that sandboxes see (mount.go's etcDirs).
+func etcSharedFile(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/etc/ssl/openssl.cnf", "/etc/ssl/certs/ca-certificates.crt", "/etc/fonts/fonts.conf", "/etc/python3/sitecustomize.py"} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	t.Skip("no shared /etc file on this host")
+	return ""
 }
 
 // kernelUevents models listening to the host's device events: a netlink
