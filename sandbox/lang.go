@@ -112,8 +112,10 @@ func (in Interpreter) NeedsColdStart(env map[string]string) bool {
 
 // Payload encodes what a bootstrap reads from file descriptor 3: each
 // environment variable as "KEY=VALUE\x00", then one more "\x00", then the
-// code up to end of file. Keys are sorted so payloads are reproducible.
-func Payload(env map[string]string, code string) []byte {
+// name the code runs as (Request.Name; empty for the interpreter's Script)
+// and "\x00", then the code up to end of file. Keys are sorted so payloads
+// are reproducible.
+func Payload(env map[string]string, name, code string) []byte {
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
@@ -126,6 +128,8 @@ func Payload(env map[string]string, code string) []byte {
 		b.WriteString(env[k])
 		b.WriteByte(0)
 	}
+	b.WriteByte(0)
+	b.WriteString(name)
 	b.WriteByte(0)
 	b.WriteString(code)
 	return b.Bytes()

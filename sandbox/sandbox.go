@@ -48,6 +48,12 @@ type Request struct {
 	Language Language `json:"language"`
 	// Code is the program text.
 	Code string `json:"code"`
+	// Name is the file name the code runs as, for the program's own name
+	// (sys.argv[0], $0) and its error messages and tracebacks: a plain file
+	// name such as "analysis.py", which runs as /work/analysis.py. Empty means
+	// the interpreter's default (Interpreter.Script: /work/main.py, ...). The
+	// code is not written to the workspace under this name.
+	Name string `json:"name,omitempty"`
 	// Stdin is fed to the program's standard input, which is then closed.
 	Stdin []byte `json:"stdin,omitempty"`
 	// Files are placed in the workspace (the program's working directory)

@@ -76,11 +76,11 @@ func TestCleanPath(t *testing.T) {
 }
 
 func TestPayload(t *testing.T) {
-	got := string(sandbox.Payload(map[string]string{"B": "2", "A": "x=y"}, "print(1)"))
-	if want := "A=x=y\x00B=2\x00\x00print(1)"; got != want {
+	got := string(sandbox.Payload(map[string]string{"B": "2", "A": "x=y"}, "a.py", "print(1)"))
+	if want := "A=x=y\x00B=2\x00\x00a.py\x00print(1)"; got != want {
 		t.Fatalf("payload %q, want %q", got, want)
 	}
-	if got := string(sandbox.Payload(nil, "x")); got != "\x00x" {
+	if got := string(sandbox.Payload(nil, "", "x")); got != "\x00\x00x" {
 		t.Fatalf("empty env payload %q", got)
 	}
 }
@@ -175,6 +175,15 @@ func TestSpecValidate(t *testing.T) {
 	} {
 		if err := bad.Validate(sandbox.DefaultLimits); !errors.Is(err, sandbox.ErrInvalid) {
 			t.Errorf("spec %+v: err = %v, want ErrInvalid", bad.Limits, err)
+		}
+	}
+}
+
+func TestRequestName(t *testing.T) {
+	for name, ok := range map[string]bool{"": true, "analysis.py": true, "my script.sh": true, "a/b.py": false, "..": false, "x\n.py": false, "\xff.py": false, strings.Repeat("a", 256): false} {
+		req := sandbox.Request{Language: sandbox.Python, Code: "pass", Name: name}
+		if _, err := req.Validate(sandbox.DefaultLimits); (err == nil) != ok {
+			t.Errorf("name %q: %v, want ok=%v", name, err, ok)
 		}
 	}
 }

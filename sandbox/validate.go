@@ -116,6 +116,9 @@ func (r *Request) Validate(defaults Limits) (Interpreter, error) {
 	if strings.IndexByte(r.Code, 0) >= 0 {
 		return in, fmt.Errorf("%w: code contains a NUL byte", ErrInvalid)
 	}
+	if err := ValidateName(r.Name); err != nil {
+		return in, err
+	}
 	r.Limits = r.Limits.WithDefaults(defaults)
 	if err := r.Limits.Validate(); err != nil {
 		return in, err
@@ -143,6 +146,33 @@ func (s *Spec) Validate(defaults Limits) error {
 	}
 	s.Limits.WallTime, s.Limits.CPUTime = wall, cpu
 	return validateFiles(s.Files, s.Limits.WorkspaceBytes)
+}
+
+// ValidateName checks Request.Name: empty, or a plain file name (no
+// directory, no control characters, valid UTF-8, at most 255 bytes).
+func ValidateName(name string) error {
+	if name == "" {
+		return nil
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("%w: program name %q %s", ErrInvalid, name, why)
+	}
+	switch {
+	case !utf8.ValidString(name):
+		return bad("is not valid UTF-8")
+	case len(name) > 255:
+		return bad("is longer than 255 bytes")
+	case strings.ContainsRune(name, '/'):
+		return bad("is not a plain file name (it contains '/')")
+	case name == "." || name == "..":
+		return bad("is not a file name")
+	}
+	for _, c := range name {
+		if c < 0x20 || c == 0x7f {
+			return bad("contains a control character")
+		}
+	}
+	return nil
 }
 
 func validateEnv(env map[string]string) error {

@@ -113,6 +113,11 @@ func (f *execFlags) request(args []string, stdin io.Reader) (sandbox.Request, er
 			return req, usagef("read program: %v", err)
 		}
 		req.Code = code
+		// Tracebacks and $0 name the user's file (run as /work/NAME), unless
+		// its name cannot be a program's name.
+		if name := filepath.Base(args[0]); sandbox.ValidateName(name) == nil {
+			req.Name = name
+		}
 	default:
 		if isTerminal(os.Stdin) {
 			return req, usagef("no code: give -c CODE, a FILE, or pipe the code to standard input")

@@ -1,1 +1,1 @@
-printf R 2>/dev/null >&4; exec 4>&-; while IFS= read -r -d '' __coderun_kv <&3 && [ -n "$__coderun_kv" ]; do export "$__coderun_kv"; done; __coderun_code=$(</dev/fd/3); exec 3<&-; unset __coderun_kv; eval "$__coderun_code"
+printf R 2>/dev/null >&4; exec 4>&-; while IFS= read -r -d '' __coderun_kv <&3 && [ -n "$__coderun_kv" ]; do export "$__coderun_kv"; done; IFS= read -r -d '' __coderun_kv <&3; [ -z "$__coderun_kv" ] || BASH_ARGV0=$__coderun_kv; __coderun_code=$(</dev/fd/3); exec 3<&-; unset __coderun_kv; eval "$__coderun_code"

@@ -1,7 +1,8 @@
 // coderun Node bootstrap. Started ahead of the request, it reports readiness
 // on fd 4 and waits on fd 3 for
-// "KEY=VALUE\0...\0" and then the code, and runs the code as the CommonJS
-// module /work/main.js, the way "node /work/main.js" would.
+// "KEY=VALUE\0...\0", the program's file name (empty for main.js) and "\0",
+// and then the code, and runs the code as the CommonJS module /work/NAME, the
+// way "node /work/NAME" would.
 const fs = require("fs");
 const Module = require("module");
 try { fs.writeSync(4, "R"); fs.closeSync(4); } catch (e) {}
@@ -16,8 +17,10 @@ for (;;) {
   process.env[kv.slice(0, eq)] = kv.slice(eq + 1);
   i = j + 1;
 }
-const src = data.subarray(i + 1).toString();
-const file = "/work/main.js";
+i++;
+const k = data.indexOf(0, i);
+const file = "/work/" + (data.subarray(i, k).toString() || "main.js");
+const src = data.subarray(k + 1).toString();
 process.argv[1] = file;
 const m = new Module(file, null);
 m.filename = file;

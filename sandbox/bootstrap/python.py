@@ -1,9 +1,12 @@
 # coderun Python bootstrap. Started ahead of the request, it reports readiness
 # on fd 4 and waits on fd 3 for
-# "KEY=VALUE\0...\0" and then the code, and runs the code the way
-# "python3 /work/main.py" would: as __main__, with sys.argv and sys.path[0] set,
-# tracebacks showing the source lines, SystemExit and uncaught exceptions
-# turned into exit codes, threads joined and atexit handlers run.
+# "KEY=VALUE\0...\0", the program's file name (empty for main.py) and "\0",
+# and then the code, and runs the code the way "python3 /work/NAME" would:
+# as __main__, with sys.argv and sys.path[0] set, tracebacks showing the
+# source lines, SystemExit and uncaught exceptions turned into exit codes,
+# threads joined and atexit handlers run. The code is bytes, as in a file:
+# not UTF-8, it is decoded by its PEP 263 coding declaration, and without one
+# it is refused with Python's own error for such a file.
 # It runs in its own globals (not __main__'s), so user code cannot disturb it.
 import os, sys, builtins, atexit
 
@@ -13,6 +16,12 @@ class _Source:
     def __init__(self, src):
         self.src = src
     def get_source(self, name):
+        if isinstance(self.src, bytes):
+            try:
+                import importlib.util
+                return importlib.util.decode_source(self.src)
+            except BaseException:
+                return None
         return self.src
 
 # The interpreter's first compile() pays a one-time set-up of a few
@@ -37,12 +46,21 @@ def _coderun_run():
         k, _, v = data[i:j].decode("utf-8", "surrogateescape").partition("=")
         env[k] = v
         i = j + 1
-    src = data[i + 1:].decode("utf-8", "surrogateescape")
+    i += 1
+    j = data.index(b"\0", i)
+    name = data[i:j].decode("utf-8", "surrogateescape") or "main.py"
+    src = data[j + 1:]
+    try:
+        src = src.decode("utf-8")
+    except UnicodeDecodeError as e:
+        bad = e  # compile() reads bytes as Python reads a file (PEP 263)
+    else:
+        bad = None
     os.environ.update(env)
     # The interpreter started before the request's files were written: forget
     # what the import system learned about directories that did not exist.
     sys.path_importer_cache.clear()
-    path = "/work/main.py"
+    path = "/work/" + name
     sys.argv[:] = [path]
     sys.path[0] = "/work"
     g = sys.modules["__main__"].__dict__
@@ -54,6 +72,19 @@ def _coderun_run():
         code = compile(src, path, "exec", dont_inherit=True)
     except SyntaxError as e:
         # As for a script: no traceback, just the error and its location.
+        if bad is not None and str(e.msg).startswith("(unicode error)"):
+            # What python3 says of a file that is not UTF-8 and declares no
+            # coding, rather than compile()'s wording.
+            line = src.count(b"\n", 0, bad.start) + 1
+            byte = "'\\x%02x'" % src[bad.start]
+            try:
+                sys.stderr.write("SyntaxError: Non-UTF-8 code starting with %s in file %s on line %d, "
+                                 "but no encoding declared; see https://peps.python.org/pep-0263/ for details\n"
+                                 % (byte, path, line))
+                sys.stderr.flush()
+            except BaseException:
+                pass
+            os._exit(1)
         _report(e.with_traceback(None))
         os._exit(1)
     del src, data

@@ -77,7 +77,7 @@ func (s *longSandbox) Start(ctx context.Context, prog sandbox.Program) (sandbox.
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", prog.Language, err)
 	}
-	ex, err := b.launch(s.lim, nil, prog.Env, prog.Code, false)
+	ex, err := b.launch(s.lim, nil, prog.Env, "", prog.Code, false)
 	if err != nil {
 		b.destroy()
 		return nil, fmt.Errorf("start %s: %w", prog.Language, err)

@@ -19,7 +19,7 @@ import (
 
 // run executes req in b, which it consumes, and reports what happened.
 func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
-	ex, err := b.launch(req.Limits, req.Files, req.Env, req.Code, true)
+	ex, err := b.launch(req.Limits, req.Files, req.Env, req.Name, req.Code, true)
 	if err != nil {
 		b.destroy()
 		return &sandbox.Result{Runtime: Name, Pooled: b.pooled, ExitCode: -1, Reason: sandbox.ReasonSetupError, Error: err.Error()}
@@ -73,7 +73,7 @@ type execution struct {
 
 // launch applies the limits, places the files and hands the program its
 // code. A zero WallTime or CPUTime means no such limit (long-lived programs).
-func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]string, code string, resizeWS bool) (*execution, error) {
+func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]string, name, code string, resizeWS bool) (*execution, error) {
 	b.setPriority(0)
 	ex := &execution{b: b, lim: lim, exited: make(chan event, 1), overflow: make(chan struct{}, 2)}
 	if resizeWS {
@@ -108,7 +108,7 @@ func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]st
 		ex.exited <- ev
 	}()
 	ex.start = time.Now()
-	payload := sandbox.Payload(env, code)
+	payload := sandbox.Payload(env, name, code)
 	send := func() {
 		// The program may exit without reading its code; that is its business.
 		_, _ = b.request.Write(payload)
