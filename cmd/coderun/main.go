@@ -13,6 +13,7 @@ import (
 
 	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/store"
 	"github.com/spf13/cobra"
 )
 
@@ -23,7 +24,8 @@ import (
 //	1    the command ran and its answer is no: ask ended without an answer,
 //	     doctor found a required layer missing, a notebook cell failed
 //	2    bad flags, arguments, input or configuration (an unknown flag or
-//	     subcommand, a missing argument, no model or API key): nothing ran
+//	     subcommand, a missing argument, an unknown run id, no model or API
+//	     key): nothing ran
 //	3    ask: the run is paused, awaiting a person's approval
 //	124  a wall-time or CPU-time limit (as timeout(1))
 //	125  the sandbox could not be set up (not root, an isolation layer
@@ -69,7 +71,7 @@ func run(args []string) int {
 // errorExitCode is the status for an error a command returned (see the table).
 func errorExitCode(err error) int {
 	switch {
-	case errors.Is(err, sandbox.ErrInvalid), isUsage(err), errors.Is(err, llm.ErrAuth):
+	case errors.Is(err, sandbox.ErrInvalid), isUsage(err), errors.Is(err, llm.ErrAuth), errors.Is(err, store.ErrNotFound):
 		return exitUsage
 	case isSetup(err):
 		return exitSetup

@@ -37,7 +37,7 @@ func newReviewListCmd(d *dataFlags) *cobra.Command {
 		Short: "List open review items, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := d.open(cmd.Context())
+			st, err := d.view(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ func newReviewShowCmd(d *dataFlags) *cobra.Command {
 		Short: "Show what a run in the queue needs: the pending code and findings, or the failure report",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := d.open(cmd.Context())
+			st, err := d.view(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -42,25 +46,67 @@ type runStore struct {
 func (s *runStore) Close() error { return s.db.Close() }
 
 func (d *dataFlags) open(ctx context.Context) (*runStore, error) {
-	dir := d.dir
-	if dir == "" {
-		var err error
-		if dir, err = sqlite.DefaultDir(os.Getenv); err != nil {
-			return nil, err
-		}
+	dir, err := d.directory()
+	if err != nil {
+		return nil, err
 	}
-	var opts sqlite.Options
-	if v := os.Getenv(envLease); v != "" {
-		lease, err := time.ParseDuration(v)
-		if err != nil || lease <= 0 {
-			return nil, usagef("$%s=%q: want a positive duration such as 30s", envLease, v)
-		}
-		opts.Lease = lease
+	opts, err := storeOptions()
+	if err != nil {
+		return nil, err
 	}
 	db, err := sqlite.Open(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
+	return defaultTenant(db)
+}
+
+// view opens the store for a command that only reads it: where there is no
+// database yet, it reads an empty one instead of creating the data
+// directory and a database.
+func (d *dataFlags) view(ctx context.Context) (*runStore, error) {
+	dir, err := d.directory()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := storeOptions()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, sqlite.FileName)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		path = ":memory:"
+	}
+	db, err := sqlite.OpenFile(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return defaultTenant(db)
+}
+
+// directory is the data directory: --data-dir, else the default.
+func (d *dataFlags) directory() (string, error) {
+	if d.dir != "" {
+		return d.dir, nil
+	}
+	return sqlite.DefaultDir(os.Getenv)
+}
+
+// storeOptions reads the lease from the environment.
+func storeOptions() (sqlite.Options, error) {
+	var opts sqlite.Options
+	if v := os.Getenv(envLease); v != "" {
+		lease, err := time.ParseDuration(v)
+		if err != nil || lease <= 0 {
+			return opts, usagef("$%s=%q: want a positive duration such as 30s", envLease, v)
+		}
+		opts.Lease = lease
+	}
+	return opts, nil
+}
+
+// defaultTenant is the CLI's tenant of db.
+func defaultTenant(db *sqlite.DB) (*runStore, error) {
 	tn, err := db.Tenant(store.DefaultTenant)
 	if err != nil {
 		db.Close()
@@ -92,11 +138,14 @@ func newRunsListCmd(d *dataFlags) *cobra.Command {
 		Short: "List runs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := d.open(cmd.Context())
+			st, err := d.view(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			if err := checkStatus(status); err != nil {
+				return err
+			}
 			runs, err := st.ListRuns(cmd.Context(), store.Filter{Status: store.Status(status), Limit: limit})
 			if err != nil {
 				return err
@@ -126,7 +175,7 @@ func newRunsShowCmd(d *dataFlags) *cobra.Command {
 		Short: "Show a run step by step",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := d.open(cmd.Context())
+			st, err := d.view(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -160,7 +209,7 @@ or the failure report.`,
   coderun runs export 3f9a --format ipynb -o run.ipynb`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := d.open(cmd.Context())
+			st, err := d.view(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -197,21 +246,21 @@ or the failure report.`,
 }
 
 func newRunsStatsCmd(d *dataFlags) *cobra.Command {
-	var since time.Duration
+	var since sinceFlag
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Aggregate the scorecards of runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := d.open(cmd.Context())
+			st, err := d.view(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
 			var f store.Filter
 			if since > 0 {
-				f.Since = time.Now().Add(-since)
+				f.Since = time.Now().Add(-time.Duration(since))
 			}
 			s, err := store.Summarize(cmd.Context(), st, f)
 			if err != nil {
@@ -224,7 +273,7 @@ func newRunsStatsCmd(d *dataFlags) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().DurationVar(&since, "since", 0, "only runs created within this long (e.g. 24h)")
+	cmd.Flags().Var(&since, "since", "only runs created within this long (e.g. 90m, 24h, 7d)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
@@ -509,4 +558,55 @@ func printStats(w io.Writer, s store.Stats) {
 	fmt.Fprintf(w, "tokens:        %d in, %d out, %d model calls\n", s.InputTokens, s.OutputTokens, s.ModelCalls)
 	fmt.Fprintf(w, "time:          model %s, execution %s, active %s\n", s.ModelTime.Round(time.Millisecond), s.ExecTime.Round(time.Millisecond), s.WallTime.Round(time.Millisecond))
 	fmt.Fprintf(w, "approvals:     %d approved, %d rejected; %d open review items\n", s.Approvals, s.Rejections, s.ReviewsOpen)
+}
+
+// runStatuses are the statuses a run can be listed by.
+var runStatuses = []store.Status{store.StatusRunning, store.StatusInterrupted, store.StatusAwaitingApproval,
+	store.StatusSucceeded, store.StatusFailed, store.StatusCancelled}
+
+// checkStatus refuses a --status no run can have.
+func checkStatus(status string) error {
+	if status == "" {
+		return nil
+	}
+	var names []string
+	for _, st := range runStatuses {
+		if string(st) == status {
+			return nil
+		}
+		names = append(names, string(st))
+	}
+	return usagef("--status %q: want one of %s", status, strings.Join(names, ", "))
+}
+
+// sinceFlag is a duration that also takes days ("7d", "1d12h").
+type sinceFlag time.Duration
+
+func (f *sinceFlag) String() string {
+	if *f == 0 {
+		return ""
+	}
+	return time.Duration(*f).String()
+}
+
+func (f *sinceFlag) Type() string { return "duration" }
+
+func (f *sinceFlag) Set(v string) error {
+	days := 0
+	if d, rest, ok := strings.Cut(v, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q: want a duration such as 90m, 24h or 7d", v)
+		}
+		days, v = n, rest
+	}
+	var d time.Duration
+	if v != "" {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil || d < 0 {
+			return fmt.Errorf("%q: want a duration such as 90m, 24h or 7d", v)
+		}
+	}
+	*f = sinceFlag(time.Duration(days)*24*time.Hour + d)
+	return nil
 }
