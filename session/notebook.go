@@ -135,19 +135,25 @@ func (nb *Notebook) Language() sandbox.Language {
 	return sandbox.Python
 }
 
-// ReadNotebook parses an nbformat 4 notebook.
+// ReadNotebook parses an nbformat 4 notebook. A malformed one is refused
+// with a *NotebookError: the line and column, and what was expected there.
 func ReadNotebook(r io.Reader) (*Notebook, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("notebook: %w", err)
+	}
+	if err := checkNotebook(data); err != nil {
+		return nil, err
+	}
 	var raw struct {
 		NBFormat      int            `json:"nbformat"`
 		NBFormatMinor int            `json:"nbformat_minor"`
 		Metadata      map[string]any `json:"metadata"`
 		Cells         []NotebookCell `json:"cells"`
 	}
-	if err := json.NewDecoder(r).Decode(&raw); err != nil {
-		return nil, fmt.Errorf("notebook: %w", err)
-	}
-	if raw.NBFormat != 4 {
-		return nil, fmt.Errorf("%w: notebook: nbformat %d (only 4 is read)", sandbox.ErrInvalid, raw.NBFormat)
+	if err := json.Unmarshal(data, &raw); err != nil {
+		// checkNotebook lets nothing through that fails here.
+		return nil, fmt.Errorf("%w: notebook: %v", sandbox.ErrInvalid, err)
 	}
 	if raw.Metadata == nil {
 		raw.Metadata = map[string]any{}

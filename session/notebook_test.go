@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,5 +187,34 @@ func TestBashNotebook(t *testing.T) {
 	}
 	if e := out.Cells[1].Outputs[0]; e.Ename != "ExitStatus" || e.Evalue != nb.Cells[1].Outputs[0].Evalue {
 		t.Fatalf("replay of the failed cell: %+v", out.Cells[1].Outputs)
+	}
+}
+
+// A malformed notebook is refused saying where (line and column) and what
+// was expected there, in the notebook's terms: never a bare "unexpected EOF"
+// or a Go struct field.
+func TestReadNotebookErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ src, want string }{
+		{"", `the file is empty: expected a notebook (a JSON object with "cells", "metadata" and "nbformat")`},
+		{"{\n \"cells\": [\n  {\"cell_type\": \"code\", \"source\": \"x\"\n",
+			"line 4, column 1: the file ends in the middle of the notebook: the '{' at line 3, column 3 is never closed (expected more, then '}')"},
+		{"{\n \"cells\": [}\n", "line 2, column 12: found '}' where a value (object, list, string, number, true, false or null) was expected"},
+		{"{\"nbformat\": 4 \"cells\": []}", "line 1, column 16: found '\"' where ',' or '}' was expected after a value in an object"},
+		{"{\"nbformat\": 4,\n \"cells\": [{cell_type: 1}]}", "line 2, column 13: found 'c' where a key in double quotes was expected"},
+		{"{\"nbformat\": 4, \"cells\": []} x", "line 1, column 30: unexpected text after the end of the notebook: expected nothing after its closing '}'"},
+		{"{\"cells\": []}", `no "nbformat": expected "nbformat": 4 (is this a Jupyter notebook?)`},
+		{"{\"nbformat\": 3}", `line 1, column 14: "nbformat" is 3: expected 4 (only nbformat 4 notebooks are read; nbconvert --to notebook upgrades older ones)`},
+		{"[1, 2]", `line 1, column 1: expected a notebook (a JSON object with "cells", "metadata" and "nbformat"), found a list`},
+		{"{\"nbformat\": 4, \"cells\": [\n {\"cell_type\": \"code\", \"source\": 5}]}", `line 2, column 34: cell 1: "source" is 5: expected a string or a list of strings`},
+		{"{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"markdown\", \"source\": \"\"},\n {\"cell_type\": \"python\", \"source\": \"x\"}]}", `line 2, column 16: cell 2: "cell_type" is "python": expected "code", "markdown" or "raw"`},
+		{"{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"code\", \"source\": \"\",\n \"outputs\": [{\"output_type\": \"stream\", \"text\": [1]}]}]}", `line 2, column 48: cell 1, output 1: "text" is a list: expected a string or a list of strings`},
+		{"{\"nbformat\": 4, \"metadata\": [], \"cells\": []}", `line 1, column 29: "metadata" is a list: expected an object`},
+	} {
+		_, err := session.ReadNotebook(strings.NewReader(c.src))
+		var ne *session.NotebookError
+		if !errors.As(err, &ne) || !errors.Is(err, sandbox.ErrInvalid) || err.Error() != c.want {
+			t.Errorf("ReadNotebook(%q):\n got %v\nwant %s", c.src, err, c.want)
+		}
 	}
 }

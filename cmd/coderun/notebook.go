@@ -65,7 +65,8 @@ func runNotebook(ctx context.Context, g *globalFlags, f *notebookFlags, path str
 	nb, err := session.ReadNotebook(in)
 	in.Close()
 	if err != nil {
-		return err
+		// "nb.ipynb: line 4, column 1: ...": where, and what was expected.
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	cfg, err := f.config(nb.Language())
 	if err != nil {
