@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/coderun/coderun/sandbox"
@@ -14,19 +15,28 @@ import (
 )
 
 func newDoctorCmd(g *globalFlags) *cobra.Command {
-	var asJSON bool
+	var asJSON, clean bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Report which isolation layers this host provides, and try a run",
 		Long: `Report, for this host, each isolation layer the linux runtime uses: available or
 not, and why. Then start a real sandbox for each language and run a trivial
-program in it. Exits non-zero when a required layer is missing or a trial fails.`,
+program in it. Exits non-zero when a required layer is missing or a trial fails.
+
+It also lists what coderun processes that were killed (kill -9) left behind,
+found before the trial runs: their cgroups under any "coderun" cgroup parent,
+their directories and mounts under the state directory (/run/coderun), and the
+per-sandbox cgroups of older coderun versions. A coderun that starts reclaims
+those of its own cgroup and state directory; --clean removes them all now (never
+anything of a coderun process still running), and exits non-zero if something
+could not be removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDoctor(cmd.Context(), g, asJSON, cmd.OutOrStdout())
+			return runDoctor(cmd.Context(), g, asJSON, clean, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&clean, "clean", false, "remove what killed coderun processes left behind (cgroups, state directories, mounts)")
 	return cmd
 }
 
@@ -36,9 +46,30 @@ type trial struct {
 	Detail   string           `json:"detail"`
 }
 
-func runDoctor(ctx context.Context, g *globalFlags, asJSON bool, w io.Writer) error {
+func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Writer) error {
 	report := linux.Probe()
 	requireErr := report.Require(g.allowWeaker)
+	// Before the trials: the runtime they start reclaims some of it.
+	found, leftErr := linux.Leftovers(g.stateDir)
+	leftovers := make([]doctorLeftover, len(found))
+	for i, l := range found {
+		leftovers[i] = doctorLeftover{Leftover: l}
+	}
+	var cleanErr error
+	if clean {
+		_, cleanErr = linux.CleanLeftovers(g.stateDir)
+		left, err := linux.Leftovers(g.stateDir)
+		if err == nil {
+			// Whatever is still listed was not removed: mark it so.
+			still := map[string]bool{}
+			for _, l := range left {
+				still[l.Kind+" "+l.Path] = true
+			}
+			for i := range leftovers {
+				leftovers[i].Removed = !still[leftovers[i].Kind+" "+leftovers[i].Path]
+			}
+		}
+	}
 	var trials []trial
 	if requireErr == nil {
 		rt, err := g.open()
@@ -51,14 +82,24 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON bool, w io.Writer) er
 			}
 		}
 	}
-	ok := requireErr == nil
+	ok := requireErr == nil && cleanErr == nil
 	for _, t := range trials {
 		ok = ok && t.OK
 	}
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"layers": report.Layers, "trials": trials, "ok": ok})
+		rep := map[string]any{"layers": report.Layers, "trials": trials, "ok": ok, "leftovers": leftovers}
+		if leftErr != nil {
+			rep["leftovers_error"] = leftErr.Error()
+		}
+		if clean {
+			rep["cleaned"] = cleanErr == nil
+			if cleanErr != nil {
+				rep["clean_error"] = cleanErr.Error()
+			}
+		}
+		_ = enc.Encode(rep)
 	} else {
 		fmt.Fprintln(w, "Isolation layers (linux runtime):")
 		for _, l := range report.Layers {
@@ -88,11 +129,55 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON bool, w io.Writer) er
 				fmt.Fprintf(w, "  [%s] %-8s %s\n", mark, t.Language, t.Detail)
 			}
 		}
+		printLeftovers(w, leftovers, leftErr, clean, cleanErr)
 	}
 	if !ok {
 		return exitError{1}
 	}
 	return nil
+}
+
+// doctorLeftover is a linux.Leftover in doctor's report.
+type doctorLeftover struct {
+	linux.Leftover
+	// Removed: doctor --clean removed it.
+	Removed bool `json:"removed,omitempty"`
+}
+
+func printLeftovers(w io.Writer, leftovers []doctorLeftover, leftErr error, clean bool, cleanErr error) {
+	fmt.Fprintln(w, "\nLeft behind by killed coderun processes:")
+	if len(leftovers) == 0 {
+		fmt.Fprintln(w, "  nothing")
+	}
+	what := map[string]string{
+		"cgroup":      "cgroup of dead process %d",
+		"flat_cgroup": "cgroup of an older coderun's sandbox",
+		"state_dir":   "state directory of dead process %d",
+		"mount":       "mount left by dead process %d",
+	}
+	for _, l := range leftovers {
+		desc := what[l.Kind]
+		if strings.Contains(desc, "%d") {
+			desc = fmt.Sprintf(desc, l.Owner)
+		}
+		mark := ""
+		switch {
+		case clean && l.Removed:
+			mark = " (removed)"
+		case clean:
+			mark = " (NOT removed)"
+		}
+		fmt.Fprintf(w, "  %s: %s%s\n", desc, l.Path, mark)
+	}
+	if leftErr != nil {
+		fmt.Fprintf(w, "  (the search was incomplete: %v)\n", leftErr)
+	}
+	switch {
+	case cleanErr != nil:
+		fmt.Fprintf(w, "  some could not be removed: %v\n", cleanErr)
+	case len(leftovers) > 0 && !clean:
+		fmt.Fprintln(w, "  remove them with: coderun doctor --clean")
+	}
 }
 
 var trialCode = map[sandbox.Language]string{

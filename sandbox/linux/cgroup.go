@@ -250,12 +250,27 @@ func splitFields(data []byte) []string { return strings.Fields(string(data)) }
 // process still in it (kill) and removed with every group below it, at
 // once. A live process's groups are never touched. Groups of the older,
 // flat layout (one per sandbox, owner unknown) are removed when empty and
-// older than a sandbox's set-up could be.
+// older than a sandbox's set-up could be. staleGroups says which.
 func sweepStale(parent string, kill func(dir string)) {
+	for _, g := range staleGroups(parent) {
+		_ = g.remove(kill)
+	}
+}
+
+// staleGroup is a group under a "coderun" group parent that sweepStale reclaims.
+type staleGroup struct {
+	dir   string
+	owner int  // the dead runtime's pid; 0 for a flat-layout group
+	flat  bool // the older layout: one group per sandbox, owner unknown
+}
+
+// staleGroups lists what sweepStale reclaims under parent.
+func staleGroups(parent string) []staleGroup {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
-		return
+		return nil
 	}
+	var out []staleGroup
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -264,18 +279,29 @@ func sweepStale(parent string, kill func(dir string)) {
 		alive, ok := ownerAlive(e.Name())
 		switch {
 		case ok && !alive:
-			_ = removeTree(dir, kill)
+			pid, _ := strconv.Atoi(e.Name()[:strings.IndexByte(e.Name(), '-')])
+			out = append(out, staleGroup{dir: dir, owner: pid})
 		case !ok:
 			info, err := e.Info()
 			if err != nil || time.Since(info.ModTime()) < 10*time.Minute {
 				continue
 			}
-			for _, leaf := range []string{"prog", "init"} {
-				_ = os.Remove(filepath.Join(dir, leaf))
-			}
-			_ = os.Remove(dir)
+			out = append(out, staleGroup{dir: dir, flat: true})
 		}
 	}
+	return out
+}
+
+// remove reclaims g: a dead runtime's group with everything below it, its
+// processes killed; a flat-layout group only when it is empty.
+func (g staleGroup) remove(kill func(dir string)) error {
+	if !g.flat {
+		return removeTree(g.dir, kill)
+	}
+	for _, leaf := range []string{"prog", "init"} {
+		_ = os.Remove(filepath.Join(g.dir, leaf))
+	}
+	return os.Remove(g.dir)
 }
 
 // ownerAlive reads the pid of a runtime's group name ("<pid>-<suffix>", as

@@ -111,7 +111,7 @@ func New(opts Options) (*Runtime, error) {
 		opts.RootFS = "/"
 	}
 	if opts.StateDir == "" {
-		opts.StateDir = "/run/coderun"
+		opts.StateDir = defaultStateDir
 	}
 	if opts.UIDBase == 0 {
 		opts.UIDBase = defaultBase
@@ -235,7 +235,18 @@ func (rt *Runtime) prepareStateDir() error {
 // cleanStale removes the directories of processes that no longer exist,
 // unmounting workspaces they left mounted.
 func cleanStale(dir string, logf func(string, ...any)) {
+	for _, stale := range staleStateDirs(dir) {
+		if err := removeStateDir(stale); err != nil {
+			logf("coderun: remove stale %s: %v", stale, err)
+		}
+	}
+}
+
+// staleStateDirs lists the directories under dir (a StateDir) of
+// runtimes whose process no longer exists.
+func staleStateDirs(dir string) []string {
 	entries, _ := os.ReadDir(dir)
+	var out []string
 	for _, e := range entries {
 		pidStr, _, ok := strings.Cut(e.Name(), "-")
 		pid, err := strconv.Atoi(pidStr)
@@ -245,15 +256,27 @@ func cleanStale(dir string, logf func(string, ...any)) {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
 			continue
 		}
-		stale := filepath.Join(dir, e.Name())
-		wss, _ := os.ReadDir(filepath.Join(stale, "ws"))
-		for _, ws := range wss {
-			_ = unix.Unmount(filepath.Join(stale, "ws", ws.Name()), unix.MNT_DETACH)
-		}
-		if err := os.RemoveAll(stale); err != nil {
-			logf("coderun: remove stale %s: %v", stale, err)
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	return out
+}
+
+// removeStateDir unmounts what a dead runtime left mounted in its state
+// directory (its workspaces, and anything else the mount table lists
+// there), so that removing the directory cannot reach into a mount, and
+// removes it.
+func removeStateDir(stale string) error {
+	wss, _ := os.ReadDir(filepath.Join(stale, "ws"))
+	for _, ws := range wss {
+		_ = unix.Unmount(filepath.Join(stale, "ws", ws.Name()), unix.MNT_DETACH)
+	}
+	mounts := mountsUnder(stale)
+	for i := len(mounts) - 1; i >= 0; i-- { // deepest (mounted last) first
+		if err := unix.Unmount(mounts[i], unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("unmount %s: %w", mounts[i], err)
 		}
 	}
+	return os.RemoveAll(stale)
 }
 
 // nextSlot picks the id pair for a new sandbox (see user.go).
