@@ -258,7 +258,11 @@ type run struct {
 	doneSeen chan struct{}
 	doneEv   event
 	claimed  bool // a done event arrived
-	done     chan struct{}
+	// final is the done event the cell ended on, fixed (by end, under
+	// s.mu) before done is closed: a claim that arrives later (a forgery
+	// from a thread the cell left behind) changes nothing.
+	final event
+	done  chan struct{}
 	stop     chan struct{} // Interrupt
 }
 
@@ -335,7 +339,7 @@ func (s *Session) Execute(ctx context.Context, e Exec) (*Cell, error) {
 	sendErr := in.send(ctx, req)
 	stopped := s.wait(ctx, r, timeout, sendErr)
 	cell.Duration = time.Since(cell.Started)
-	if r.isDone() && r.doneEv.exiting {
+	if r.isDone() && r.final.exiting {
 		// exit(): the interpreter ends after the cell, which says so.
 		select {
 		case <-in.dead:
@@ -348,7 +352,7 @@ func (s *Session) Execute(ctx context.Context, e Exec) (*Cell, error) {
 	s.mu.Lock()
 	s.running, s.last = nil, r
 	died := s.finish(r, stopped)
-	if r.isDone() && r.doneEv.exiting {
+	if r.isDone() && r.final.exiting {
 		cell.Ended, died = in.ending, true
 		cell.Outputs = append(cell.Outputs, Output{Type: TypeStream, Name: "stderr",
 			Text: "coderun: " + in.ending.Message + "; a new interpreter was started: variables and imports are gone, files are kept.\n"})
@@ -385,6 +389,14 @@ func (s *Session) exitClaimed(r *run) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return r.claimed && r.doneEv.exiting
+}
+
+// end ends the cell on the done event last claimed.
+func (s *Session) end(r *run) {
+	s.mu.Lock()
+	r.final = r.doneEv
+	s.mu.Unlock()
+	close(r.done)
 }
 
 func (r *run) isDone() bool {
@@ -444,14 +456,14 @@ func (s *Session) wait(ctx context.Context, r *run, timeout time.Duration, sendE
 		select {
 		case <-r.doneSeen:
 			if check.claimed() {
-				close(r.done)
+				s.end(r)
 				return reason
 			}
 		case <-check.poll():
 			check.polled()
 		case <-in.dead:
 			if s.exitClaimed(r) {
-				close(r.done) // exit(): the cell ended, then its interpreter
+				s.end(r) // exit(): the cell ended, then its interpreter
 			}
 			return reason
 		case <-r.started:
@@ -490,7 +502,7 @@ func (s *Session) finish(r *run, stopped stopReason) (died bool) {
 	}()
 	select {
 	case <-r.done:
-		ev := r.doneEv
+		ev := r.final
 		c.ExecutionCount = ev.count
 		c.OutputTruncated = c.OutputTruncated || ev.truncated
 		c.Status = StatusOK
