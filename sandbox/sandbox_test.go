@@ -75,16 +75,6 @@ func TestCleanPath(t *testing.T) {
 	}
 }
 
-func TestPayload(t *testing.T) {
-	got := string(sandbox.Payload(map[string]string{"B": "2", "A": "x=y"}, "a.py", "print(1)"))
-	if want := "A=x=y\x00B=2\x00\x00a.py\x00print(1)"; got != want {
-		t.Fatalf("payload %q, want %q", got, want)
-	}
-	if got := string(sandbox.Payload(nil, "", "x")); got != "\x00\x00x" {
-		t.Fatalf("empty env payload %q", got)
-	}
-}
-
 func TestNeedsColdStart(t *testing.T) {
 	py, _ := sandbox.LookupInterpreter(sandbox.Python)
 	if !py.NeedsColdStart(map[string]string{"PYTHONHASHSEED": "0"}) || py.NeedsColdStart(map[string]string{"DATA": "x"}) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/bootstrap"
 	"golang.org/x/sys/unix"
 )
 
@@ -168,7 +169,7 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	// Python is forked from the zygote when there is one, unless a variable
 	// that only acts at interpreter start-up asks for a fresh one. The
 	// zygote's programs start from its own (base) environment; what a
-	// request adds reaches the program with its code (sandbox.Payload), so
+	// request adds reaches the program with its code (bootstrap.Payload), so
 	// that nothing of one run stays in the memory of the process every later
 	// run is forked from.
 	forked := rt.zygote != nil && interp.Language == sandbox.Python && !interp.NeedsColdStart(env)
@@ -302,6 +303,10 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 		return err
 	}
 	childEnds = append(childEnds, trees...)
+	argv, err := bootstrap.Argv(b.interp)
+	if err != nil {
+		return err
+	}
 	attr := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
 			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
@@ -329,7 +334,7 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 		EtcFiles:   generatedEtc(sandboxHostname),
 		UID:        sandboxUID,
 		Path:       b.interp.Path, // resolved inside the sandbox's root
-		Argv:       b.interp.Argv,
+		Argv:       argv,
 		Env:        env,
 		NoSeccomp:  !rt.seccomp,
 	}

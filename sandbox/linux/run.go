@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/bootstrap"
 	"golang.org/x/sys/unix"
 )
 
@@ -108,7 +109,7 @@ func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]st
 		ex.exited <- ev
 	}()
 	ex.start = time.Now()
-	payload := sandbox.Payload(env, name, code)
+	payload := bootstrap.Payload(env, name, code)
 	send := func() {
 		// The program may exit without reading its code; that is its business.
 		_, _ = b.request.Write(payload)

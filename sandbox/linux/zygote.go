@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/bootstrap"
 	"golang.org/x/sys/unix"
 )
 
@@ -79,7 +80,7 @@ func (z *zygote) start() error {
 	}
 	defer template.Close()
 	cfg, err := json.Marshal(zygoteConfig{
-		Bootstrap: interp.Argv[len(interp.Argv)-1], Seccomp: hex.EncodeToString(filter), UID: sandboxUID,
+		Bootstrap: bootstrap.Source(sandbox.Python), Seccomp: hex.EncodeToString(filter), UID: sandboxUID,
 		Hostname: sandboxHostname, ProcMasked: procMasked, ProcReadOnly: procReadOnly,
 		ProcBootID: procBootID, Landlock: sandboxLandlockRules(),
 		Preload: z.rt.opts.ZygotePreload,
