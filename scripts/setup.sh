@@ -23,6 +23,9 @@ packages=(
   python3 python3-numpy python3-pandas python3-matplotlib
   python3-ipython python3-ipykernel python3-nbformat
   fonts-dejavu-core
+  bash nodejs          # the sandbox's other interpreters
+  gcc libc6-dev        # go test -race needs cgo
+  git ca-certificates  # the test script lists files with git; modules come over HTTPS
 )
 
 apt_updated=
