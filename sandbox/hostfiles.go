@@ -3,7 +3,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -314,4 +316,23 @@ func describeMode(m fs.FileMode) string {
 	default:
 		return "not a regular file"
 	}
+}
+
+// readAtMost reads r to its end or to max bytes; truncated says there was more.
+func readAtMost(r io.Reader, max int64) (data []byte, truncated bool, err error) {
+	if max < 0 {
+		max = 0
+	}
+	n := max
+	if n < math.MaxInt64 {
+		n++ // one byte more tells a file of exactly max bytes from a longer one
+	}
+	data, err = io.ReadAll(io.LimitReader(r, n))
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(data)) > max {
+		return data[:max], true, nil
+	}
+	return data, false, nil
 }

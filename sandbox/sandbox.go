@@ -66,7 +66,7 @@ type Request struct {
 	// FileContents asks for the content of output files up to this many bytes
 	// each (0: metadata only). All files' content together is at most the
 	// workspace's size, and a file with several names is read once (see
-	// CollectFiles), so that sparse files and hard links cannot amplify it.
+	// FileInfo.SameFileAs), so that sparse files and hard links cannot amplify it.
 	FileContents int64 `json:"file_contents,omitempty"`
 }
 
@@ -193,3 +193,6 @@ type FileInfo struct {
 	Content          []byte `json:"content,omitempty"`
 	ContentTruncated bool   `json:"content_truncated,omitempty"`
 }
+
+// MaxReportedFiles bounds Result.Files; FilesTruncated tells when more changed.
+const MaxReportedFiles = 1000

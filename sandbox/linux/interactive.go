@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/hostdir"
 )
 
 var _ sandbox.Interactive = (*Runtime)(nil)
@@ -34,7 +35,7 @@ func (rt *Runtime) NewSandbox(ctx context.Context, spec sandbox.Spec) (sandbox.S
 	if s.ws, err = rt.newWorkspace(s.id, lim.WorkspaceBytes, uidMap[1].HostID); err != nil {
 		return nil, err
 	}
-	if _, err := sandbox.WriteFiles(s.ws.work(), spec.Files, s.ws.hostUID, s.ws.hostUID); err != nil {
+	if _, err := hostdir.WriteFiles(s.ws.work(), spec.Files, s.ws.hostUID, s.ws.hostUID); err != nil {
 		s.ws.remove(rt.logf)
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func (s *longSandbox) WriteFile(path string, data []byte, mode os.FileMode) erro
 	if _, err := sandbox.CleanPath(path); err != nil {
 		return err
 	}
-	_, err := sandbox.WriteFiles(s.ws.work(), []sandbox.File{{Path: path, Content: data, Mode: mode}}, s.ws.hostUID, s.ws.hostUID)
+	_, err := hostdir.WriteFiles(s.ws.work(), []sandbox.File{{Path: path, Content: data, Mode: mode}}, s.ws.hostUID, s.ws.hostUID)
 	return err
 }
 
@@ -108,11 +109,11 @@ func (s *longSandbox) ReadFile(path string, max int64) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return sandbox.ReadFile(s.ws.work(), p, max)
+	return hostdir.ReadFile(s.ws.work(), p, max)
 }
 
 func (s *longSandbox) Files() ([]sandbox.FileInfo, bool, error) {
-	return sandbox.CollectFiles(s.ws.work(), nil, 0)
+	return hostdir.CollectFiles(s.ws.work(), nil, 0)
 }
 
 func (s *longSandbox) Close() error {

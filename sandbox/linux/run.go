@@ -15,6 +15,7 @@ import (
 
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/bootstrap"
+	"github.com/coderun/coderun/sandbox/hostdir"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,7 +53,7 @@ func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
 		res.Reason = sandbox.ReasonOutputLimit
 		res.Error = joinErr(res.Error, outputLimitError(req.Limits))
 	}
-	if files, truncated, err := sandbox.CollectFiles(b.ws.work(), ex.snap, req.FileContents); err != nil {
+	if files, truncated, err := hostdir.CollectFiles(b.ws.work(), ex.snap, req.FileContents); err != nil {
 		res.Error = joinErr(res.Error, err.Error())
 	} else {
 		res.Files, res.FilesTruncated = files, truncated
@@ -65,7 +66,7 @@ func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
 type execution struct {
 	b        *box
 	lim      sandbox.Limits
-	snap     sandbox.Snapshot
+	snap     hostdir.Snapshot
 	base     cgroupStats
 	start    time.Time
 	exited   chan event
@@ -83,7 +84,7 @@ func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]st
 		}
 	}
 	var err error
-	if ex.snap, err = sandbox.WriteFiles(b.ws.work(), files, b.ws.hostUID, b.ws.hostUID); err != nil {
+	if ex.snap, err = hostdir.WriteFiles(b.ws.work(), files, b.ws.hostUID, b.ws.hostUID); err != nil {
 		return nil, err
 	}
 	// The program has only waited for its code so far: from here on it runs

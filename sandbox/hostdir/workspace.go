@@ -1,4 +1,4 @@
-package sandbox
+package hostdir
 
 import (
 	"errors"
@@ -13,10 +13,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-)
 
-// MaxReportedFiles bounds Result.Files; FilesTruncated tells when more changed.
-const MaxReportedFiles = 1000
+	"github.com/coderun/coderun/sandbox"
+)
 
 // Snapshot records the workspace's input files, so that what a run created or
 // changed can be told apart from what it was given.
@@ -30,9 +29,9 @@ type stamp struct {
 
 // WriteFiles places files in dir (the host side of a workspace), creating
 // parent directories, owned by uid:gid, and returns the snapshot to compare
-// against after the run. Paths must have passed CleanPath. Writing goes
+// against after the run. Paths must have passed sandbox.CleanPath. Writing goes
 // through an os.Root, so nothing can land outside dir.
-func WriteFiles(dir string, files []File, uid, gid int) (Snapshot, error) {
+func WriteFiles(dir string, files []sandbox.File, uid, gid int) (Snapshot, error) {
 	snap := Snapshot{}
 	if len(files) == 0 {
 		return snap, nil
@@ -43,7 +42,7 @@ func WriteFiles(dir string, files []File, uid, gid int) (Snapshot, error) {
 	}
 	defer root.Close()
 	for _, f := range files {
-		p, err := CleanPath(f.Path)
+		p, err := sandbox.CleanPath(f.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +82,7 @@ func WriteFiles(dir string, files []File, uid, gid int) (Snapshot, error) {
 	// them once every file is in place, so that only the run's own changes
 	// to them are reported.
 	for _, f := range files {
-		p, _ := CleanPath(f.Path) // checked above
+		p, _ := sandbox.CleanPath(f.Path) // checked above
 		for d := filepath.Dir(p); d != "."; d = filepath.Dir(d) {
 			if _, ok := snap[d]; ok {
 				break
@@ -120,7 +119,7 @@ func mkdirAllOwned(root *os.Root, dir string, uid, gid int) error {
 // and input files whose size, time or mode changed. Symbolic links are
 // reported with their target and never followed; content is read only from
 // regular files, through an os.Root, so no path can lead out of the
-// workspace. At most MaxReportedFiles entries are returned, in path order;
+// workspace. At most sandbox.MaxReportedFiles entries are returned, in path order;
 // truncated says there were more.
 //
 // Content is bounded so that a run cannot make more come back than its
@@ -130,7 +129,7 @@ func mkdirAllOwned(root *os.Root, dir string, uid, gid int) error {
 // apparent size, and a file with several names (hard links) is read once,
 // under the first of its names in path order: the others carry SameFileAs
 // and no content. A file cut short by either bound has ContentTruncated set.
-func CollectFiles(dir string, snap Snapshot, maxContent int64) (files []FileInfo, truncated bool, err error) {
+func CollectFiles(dir string, snap Snapshot, maxContent int64) (files []sandbox.FileInfo, truncated bool, err error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, false, fmt.Errorf("workspace: %w", err)
@@ -155,7 +154,7 @@ func CollectFiles(dir string, snap Snapshot, maxContent int64) (files []FileInfo
 
 // changedEntries walks root and describes, in path order and without
 // content, every entry that is not in snap as it was recorded there.
-func changedEntries(root *os.Root, snap Snapshot) (files []FileInfo, truncated bool, err error) {
+func changedEntries(root *os.Root, snap Snapshot) (files []sandbox.FileInfo, truncated bool, err error) {
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -171,12 +170,12 @@ func changedEntries(root *os.Root, snap Snapshot) (files []FileInfo, truncated b
 		if had && old.size == fi.Size() && old.mtime.Equal(fi.ModTime()) && old.mode == fi.Mode() {
 			return nil
 		}
-		if len(files) >= MaxReportedFiles {
+		if len(files) >= sandbox.MaxReportedFiles {
 			truncated = true
 			return fs.SkipAll
 		}
-		info := FileInfo{Path: p, Kind: kindOf(fi.Mode()), Size: fi.Size(), Mode: fi.Mode(), Created: !had}
-		if info.Kind == KindSymlink {
+		info := sandbox.FileInfo{Path: p, Kind: kindOf(fi.Mode()), Size: fi.Size(), Mode: fi.Mode(), Created: !had}
+		if info.Kind == sandbox.KindSymlink {
 			info.LinkTarget, _ = root.Readlink(p)
 		}
 		files = append(files, info)
@@ -189,11 +188,11 @@ func changedEntries(root *os.Root, snap Snapshot) (files []FileInfo, truncated b
 // readContents fills in the content of the regular files among files, in
 // order: at most perFile bytes each and total bytes over all of them. A
 // second name of a file already read gets SameFileAs instead of content.
-func readContents(root *os.Root, files []FileInfo, perFile, total int64) error {
+func readContents(root *os.Root, files []sandbox.FileInfo, perFile, total int64) error {
 	seen := map[fileID]string{} // a file with several names → the name it was read under
 	for i := range files {
 		f := &files[i]
-		if f.Kind != KindFile {
+		if f.Kind != sandbox.KindFile {
 			continue
 		}
 		err := func() error {
@@ -244,7 +243,7 @@ func ContentBudget(root *os.Root) (int64, error) {
 	return int64(st.Blocks) * bsize, nil
 }
 
-// ReadFile reads the regular file p (as cleaned by CleanPath) of the
+// ReadFile reads the regular file p (as cleaned by sandbox.CleanPath) of the
 // workspace dir, at most max bytes and never more than the workspace's file
 // system holds (a sparse file may claim far more), without following links.
 func ReadFile(dir, p string, max int64) ([]byte, bool, error) {
@@ -271,16 +270,16 @@ func ReadFile(dir, p string, max int64) ([]byte, bool, error) {
 	return data, truncated, nil
 }
 
-func kindOf(m fs.FileMode) FileKind {
+func kindOf(m fs.FileMode) sandbox.FileKind {
 	switch {
 	case m.IsRegular():
-		return KindFile
+		return sandbox.KindFile
 	case m.IsDir():
-		return KindDir
+		return sandbox.KindDir
 	case m&fs.ModeSymlink != 0:
-		return KindSymlink
+		return sandbox.KindSymlink
 	default:
-		return KindOther
+		return sandbox.KindOther
 	}
 }
 

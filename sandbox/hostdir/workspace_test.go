@@ -1,4 +1,4 @@
-package sandbox_test
+package hostdir_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/hostdir"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,7 +17,7 @@ import (
 // changes them.
 func TestCollectFilesIgnoresInputDirectories(t *testing.T) {
 	dir := t.TempDir()
-	snap, err := sandbox.WriteFiles(dir, []sandbox.File{
+	snap, err := hostdir.WriteFiles(dir, []sandbox.File{
 		{Path: "a/b/c.txt", Content: []byte("c")},
 		{Path: "a/d.txt", Content: []byte("d")},
 		{Path: "top.txt", Content: []byte("t")},
@@ -24,14 +25,14 @@ func TestCollectFilesIgnoresInputDirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, truncated, err := sandbox.CollectFiles(dir, snap, 0)
+	files, truncated, err := hostdir.CollectFiles(dir, snap, 0)
 	if err != nil || truncated || len(files) != 0 {
 		t.Fatalf("right after writing the inputs: %+v, truncated=%v, err=%v; want nothing", files, truncated, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "a", "b", "new.txt"), []byte("n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files, _, err = sandbox.CollectFiles(dir, snap, 0)
+	files, _, err = hostdir.CollectFiles(dir, snap, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestCollectFilesReadsHardLinksOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	files, _, err := sandbox.CollectFiles(dir, nil, 4<<20)
+	files, _, err := hostdir.CollectFiles(dir, nil, 4<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestContentBoundedByWorkspaceSize(t *testing.T) {
 		}
 		f.Close()
 	}
-	files, _, err := sandbox.CollectFiles(dir, nil, 1<<30)
+	files, _, err := hostdir.CollectFiles(dir, nil, 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestContentBoundedByWorkspaceSize(t *testing.T) {
 	if total > size {
 		t.Errorf("%s of content came back from a workspace of %s", sandbox.FormatBytes(total), sandbox.FormatBytes(size))
 	}
-	data, truncated, err := sandbox.ReadFile(dir, "a.bin", 1<<30)
+	data, truncated, err := hostdir.ReadFile(dir, "a.bin", 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
