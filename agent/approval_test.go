@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/coderun/coderun/agent"
+	"github.com/coderun/coderun/agent/agenttest"
 	"github.com/coderun/coderun/llm/llmtest"
 	"github.com/coderun/coderun/policy"
 	"github.com/coderun/coderun/store"
@@ -15,9 +16,14 @@ import (
 
 const childCode = "import subprocess\nout = subprocess.run(['echo', 'words:', '42'], capture_output=True, text=True).stdout\nprint('child said', out)\n"
 
+// child is the script of an executor that runs childCode.
+func child() *agenttest.Backend {
+	return agenttest.NewBackend(agenttest.On("subprocess.run(['echo'", agenttest.Print("child said words: 42\n\n")))
+}
+
 func TestSubprocessAskedApprovedRuns(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, child(),
 			llmtest.RunCode("c1", "python", childCode),
 			llmtest.Reply("The child process printed 42."),
 		)
@@ -60,7 +66,7 @@ func TestSubprocessAskedApprovedRuns(t *testing.T) {
 
 func TestSubprocessAskedRejectedAborts(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode), llmtest.Reply("must not be asked"))
+		h := fakeHarness(t, protocol, child(), llmtest.RunCode("c1", "python", childCode), llmtest.Reply("must not be asked"))
 		h.cfg.Approval = agent.ApproveAsk
 		h.cfg.Approver = agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Verdict, error) {
 			return agent.Reject, nil
@@ -87,7 +93,7 @@ func TestSubprocessAskedRejectedAborts(t *testing.T) {
 
 func TestNonInteractiveRejectsByDefaultAndFlagApproves(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode))
+		h := fakeHarness(t, protocol, child(), llmtest.RunCode("c1", "python", childCode))
 		h.cfg.Approval = agent.ApproveNone
 		res := h.run("Run echo in a child process.")
 		if res.Outcome != agent.OutcomeRejected {
@@ -99,7 +105,7 @@ func TestNonInteractiveRejectsByDefaultAndFlagApproves(t *testing.T) {
 			t.Errorf("approval: %+v", a)
 		}
 
-		h2 := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode), llmtest.Reply("It printed 42."))
+		h2 := fakeHarness(t, protocol, child(), llmtest.RunCode("c1", "python", childCode), llmtest.Reply("It printed 42."))
 		h2.cfg.Approval = agent.ApproveAll
 		res = h2.run("Run echo in a child process.")
 		if res.Outcome != agent.OutcomeAnswered {
@@ -115,7 +121,9 @@ func TestNonInteractiveRejectsByDefaultAndFlagApproves(t *testing.T) {
 
 func TestAlwaysCoversLaterCode(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(
+			agenttest.On("['false']", agenttest.Raise("subprocess.CalledProcessError", "Command '['false']' returned non-zero exit status 1.")),
+			agenttest.On("subprocess.run(['echo'", agenttest.Print("child said words: 42\n\n"))),
 			llmtest.RunCode("c1", "python", "import subprocess\nsubprocess.run(['false'], check=True)\n"),
 			llmtest.RunCode("c2", "python", childCode),
 			llmtest.Reply("It printed 42."),
@@ -142,7 +150,7 @@ func TestAlwaysCoversLaterCode(t *testing.T) {
 
 func TestPolicyDenialAborts(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol, llmtest.RunCode("c1", "bash", "rm -rf / --no-preserve-root\n"), llmtest.Reply("must not be asked"))
+		h := fakeHarness(t, protocol, agenttest.NewBackend(), llmtest.RunCode("c1", "bash", "rm -rf / --no-preserve-root\n"), llmtest.Reply("must not be asked"))
 		h.cfg.Approval = agent.ApproveAll // approval never overrides a denial
 		res := h.run("Free some disk space.")
 		if res.Outcome != agent.OutcomeDenied || res.Status != store.StatusFailed {
@@ -166,7 +174,7 @@ func TestPolicyDenialAborts(t *testing.T) {
 func TestAwaitingApprovalResumesAfterRestart(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
 		dir := t.TempDir()
-		h := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode))
+		h := fakeHarness(t, protocol, child(), llmtest.RunCode("c1", "python", childCode))
 		db, err := sqlite.Open(context.Background(), dir, sqlite.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -200,7 +208,7 @@ func TestAwaitingApprovalResumesAfterRestart(t *testing.T) {
 		if dres.Status != store.StatusRunning {
 			t.Errorf("after the decision: %s", dres.Status)
 		}
-		h2 := newHarness(t, protocol, llmtest.Reply("The child printed 42."))
+		h2 := fakeHarness(t, protocol, child(), llmtest.Reply("The child printed 42."))
 		h2.cfg.Store, h2.store = st2, st2
 		res2, err := h2.agent().Resume(context.Background(), res.RunID)
 		if err != nil {
@@ -229,7 +237,7 @@ func TestAwaitingApprovalResumesAfterRestart(t *testing.T) {
 
 func TestAwaitingApprovalRejectedFromQueue(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol, llmtest.RunCode("c1", "python", childCode))
+		h := fakeHarness(t, protocol, child(), llmtest.RunCode("c1", "python", childCode))
 		h.cfg.Approval = agent.ApproveAsk
 		res := h.run("Run echo in a child process.")
 		if res.Status != store.StatusAwaitingApproval {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/agent"
+	"github.com/coderun/coderun/agent/agenttest"
 	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/llm/anthropic"
 	"github.com/coderun/coderun/llm/llmtest"
@@ -22,7 +23,10 @@ import (
 
 // The agent is tested end to end: a scripted model behind the real OpenAI
 // and Anthropic wire protocols (llmtest, through the official SDKs), the
-// default policy, real sandboxes, and a real store.
+// default policy and a real store. The loop's logic tests run the code
+// nowhere: a scripted executor (agenttest) answers each execution, so
+// they run without root. The tests in sandbox_test.go run code in real
+// sandboxes, for what only a real sandbox shows; they skip without root.
 
 var (
 	rtOnce sync.Once
@@ -96,17 +100,31 @@ type harness struct {
 }
 
 // newHarness scripts the model with turns and returns a harness whose
-// config runs code in real sandboxes with a short time limit.
+// config runs code in real sandboxes with a short time limit. It skips the
+// test where sandboxes cannot run (without root): use it only for what a
+// real sandbox must show.
 func newHarness(t *testing.T, protocol string, turns ...llmtest.Turn) *harness {
 	t.Helper()
-	r := runtime(t)
+	return harnessWith(t, protocol, agent.RuntimeBackend{Runtime: runtime(t)}, turns...)
+}
+
+// fakeHarness is a harness whose code runs nowhere: the executions are
+// answered by b's script. The loop's logic tests use it; they run without
+// root.
+func fakeHarness(t *testing.T, protocol string, b *agenttest.Backend, turns ...llmtest.Turn) *harness {
+	t.Helper()
+	return harnessWith(t, protocol, b, turns...)
+}
+
+func harnessWith(t *testing.T, protocol string, backend agent.Backend, turns ...llmtest.Turn) *harness {
+	t.Helper()
 	srv := llmtest.NewServer(turns...)
 	t.Cleanup(srv.Close)
 	st := openStore(t, t.TempDir())
 	p, spec := newProvider(t, srv, protocol)
 	h := &harness{t: t, srv: srv, store: st}
 	h.cfg = agent.Config{
-		Model: p, ModelSpec: spec, Backend: agent.RuntimeBackend{Runtime: r}, Store: st,
+		Model: p, ModelSpec: spec, Backend: backend, Store: st,
 		Approval: agent.ApproveNone,
 		Limits:   sandbox.Limits{WallTime: 10 * time.Second, CPUTime: 10 * time.Second},
 		Observer: func(e agent.Event) {

@@ -8,14 +8,16 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/agent"
+	"github.com/coderun/coderun/agent/agenttest"
 	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/llm/llmtest"
+	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/store"
 )
 
 func TestMeanAnswerQuotesComputedValue(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(agenttest.On("sum(values)", agenttest.Print("mean: 137.5\n"))),
 			llmtest.RunCode("call_1", "python", "values = [120, 80, 200, 150]\nprint('mean:', sum(values) / len(values))\n").WithUsage(100, 20),
 			llmtest.Reply("The mean of 120, 80, 200 and 150 is 137.5.").WithUsage(80, 12),
 		)
@@ -60,7 +62,9 @@ func TestMeanAnswerQuotesComputedValue(t *testing.T) {
 
 func TestNameErrorCorrected(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(
+			agenttest.On("sum(valuez)", agenttest.Raise("NameError", "name 'valuez' is not defined")),
+			agenttest.On("sum(values)", agenttest.Print("total: 12\n"))),
 			llmtest.RunCode("call_1", "python", "values = [3, 4, 5]\nprint('total:', sum(valuez))\n"),
 			llmtest.RunCode("call_2", "python", "values = [3, 4, 5]\nprint('total:', sum(values))\n"),
 			llmtest.Reply("The total is 12."),
@@ -110,7 +114,9 @@ func TestNameErrorCorrected(t *testing.T) {
 
 func TestImportErrorCorrected(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(
+			agenttest.On("numpyy", agenttest.Raise("ModuleNotFoundError", "No module named 'numpyy'")),
+			agenttest.On("import numpy", agenttest.Print("std: 2.0\n"))),
 			llmtest.RunCode("c1", "python", "import numpyy as np\nprint('std:', np.std([2, 4, 4, 4, 5, 5, 7, 9]))\n"),
 			llmtest.RunCode("c2", "python", "import numpy as np\nprint('std:', np.std([2, 4, 4, 4, 5, 5, 7, 9]))\n"),
 			llmtest.Reply("The standard deviation is 2.0."),
@@ -137,7 +143,7 @@ func TestImportErrorCorrected(t *testing.T) {
 
 func TestInfiniteLoopTimesOutWithHonestReport(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(agenttest.On("while True", agenttest.Stopped(sandbox.ReasonTimeout, "starting\n"))),
 			llmtest.RunCode("c1", "python", "# count the primes below ten million, slowly\nprint('starting', flush=True)\nn = 0\nwhile True:\n    n += 1\n"),
 			llmtest.Reply("must not be asked"),
 		)
@@ -172,7 +178,11 @@ func TestInfiniteLoopTimesOutWithHonestReport(t *testing.T) {
 
 func TestRetriesExhaustedHonestReport(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(
+			agenttest.On("partial 1", agenttest.Raise("NameError", "name 'totals' is not defined").Printing("partial 1\n")),
+			agenttest.On("partial 2", agenttest.Raise("KeyError", "'q1'").Printing("partial 2\n")),
+			agenttest.On("partial 3", agenttest.Raise("IndexError", "list index out of range").Printing("partial 3\n")),
+			agenttest.On("partial 4", agenttest.Raise("KeyError", "'q2'").Printing("partial 4\n"))),
 			llmtest.RunCode("c1", "python", "# read the totals\nprint('partial 1')\nprint(totals[0])\n"),
 			llmtest.RunCode("c2", "python", "# read the totals\ntotals = {}\nprint('partial 2')\nprint(totals['q1'])\n"),
 			llmtest.RunCode("c3", "python", "# read the totals\ntotals = []\nprint('partial 3')\nprint(totals[0])\n"),
@@ -213,7 +223,8 @@ func TestRetriesExhaustedHonestReport(t *testing.T) {
 
 func TestSameErrorTwiceIsStuck(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(
+			agenttest.On("read_csv", agenttest.Raise("FileNotFoundError", "[Errno 2] No such file or directory: 'sales.csv'"))),
 			llmtest.RunCode("c1", "python", "import pandas as pd\nprint(pd.read_csv('sales.csv'))\n"),
 			llmtest.RunCode("c2", "python", "import pandas as pd\ndf = pd.read_csv('sales.csv')\nprint(df.sum())\n"),
 			llmtest.Reply("must not be asked"),
@@ -238,7 +249,7 @@ func TestSameErrorTwiceIsStuck(t *testing.T) {
 
 func TestFencedCodeBlocks(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(agenttest.On("math.hypot(3, 4)", agenttest.Print("hypotenuse 5.0\n"))),
 			llmtest.Reply("I will compute it.\n\n```python\nimport math\nprint('hypotenuse', math.hypot(3, 4))\n```\n"),
 			llmtest.Reply("The hypotenuse is 5.0."),
 		)
@@ -260,7 +271,9 @@ func TestFencedCodeBlocks(t *testing.T) {
 
 func TestFencedRetryQuotesTheCode(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(
+			agenttest.On("10 / 0", agenttest.Raise("ZeroDivisionError", "division by zero")),
+			agenttest.On("10 / 4", agenttest.Print("ratio 2.5\n"))),
 			llmtest.Reply("```python\nprint(10 / 0)\n```"),
 			llmtest.Reply("```python\nprint('ratio', 10 / 4)\n```"),
 			llmtest.Reply("The ratio is 2.5."),

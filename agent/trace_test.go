@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/coderun/coderun/agent"
+	"github.com/coderun/coderun/agent/agenttest"
 	"github.com/coderun/coderun/llm/llmtest"
 	"github.com/coderun/coderun/store"
 )
@@ -27,7 +28,9 @@ func TestSpansFollowGenAIConventions(t *testing.T) {
 		exp := tracetest.NewInMemoryExporter()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 		defer tp.Shutdown(context.Background())
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(
+			agenttest.On("undefined_name", agenttest.Raise("NameError", "name 'undefined_name' is not defined")),
+			agenttest.On("41 + 1", agenttest.Print("answer 42\n"))),
 			llmtest.RunCode("call_7", "python", "print(undefined_name)\n").WithUsage(50, 10),
 			llmtest.RunCode("call_8", "python", "print('answer', 41 + 1)\n").WithUsage(70, 10),
 			llmtest.Reply("The answer is 42.").WithUsage(30, 5),
@@ -95,7 +98,7 @@ func TestSpansFollowGenAIConventions(t *testing.T) {
 
 func TestTokenBudget(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(agenttest.On("nope", agenttest.Raise("NameError", "name 'nope' is not defined"))),
 			llmtest.RunCode("c1", "python", "print(nope)\n").WithUsage(900, 200),
 			llmtest.Reply("must not be asked"),
 		)
@@ -115,7 +118,7 @@ func TestTokenBudget(t *testing.T) {
 
 func TestCancelLeavesConsistentRecord(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := newHarness(t, protocol,
+		h := fakeHarness(t, protocol, agenttest.NewBackend(agenttest.On("time.sleep(30)", agenttest.Result{Stdout: "working\n", UntilCancelled: true})),
 			llmtest.RunCode("c1", "python", "import time\nprint('working', flush=True)\ntime.sleep(30)\n"),
 		)
 		ctx, cancel := context.WithCancel(context.Background())
