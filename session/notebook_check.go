@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/coderun/coderun/sandbox"
@@ -182,6 +183,10 @@ func (p *jparser) value() (*jvalue, error) {
 	case string:
 		v.kind = "a string"
 	case json.Number:
+		// What ReadNotebook decodes into float64 must fit one.
+		if _, err := strconv.ParseFloat(string(t), 64); err != nil {
+			return nil, p.errAt(off, "the number %s is too large: expected a number of at most about 1.8e308", clip(string(t), 20))
+		}
 		v.kind, v.num = "a number", t
 	case bool:
 		v.kind = fmt.Sprint(t)
