@@ -18,6 +18,9 @@ type Interactive interface {
 // WorkspaceBytes apply as in a run (zero: the runtime's default); WallTime
 // and CPUTime bound each program started in it, and zero means unbounded
 // (the caller decides when a program has run too long).
+// OutputBytes does not apply: a program's output is not captured but flows
+// through its pipes, and the caller bounds what it keeps (a program whose
+// reader does not read waits).
 type Spec struct {
 	Limits Limits `json:"limits"`
 	Files  []File `json:"files,omitempty"`
@@ -46,7 +49,8 @@ type Sandbox interface {
 	ReadFile(path string, max int64) (data []byte, truncated bool, err error)
 	// Files lists the workspace (as Result.Files, every entry "created").
 	Files() ([]FileInfo, bool, error)
-	// Close kills any running program and removes the sandbox and its files.
+	// Close kills any running program (its Wait reports ReasonKilled) and
+	// removes the sandbox and its files; later calls fail with an error.
 	Close() error
 }
 
@@ -57,14 +61,18 @@ type Process interface {
 	Stdout() io.Reader
 	Stderr() io.Reader
 	// Signal sends sig to the program's process group (as Ctrl-C in a
-	// terminal would reach the foreground job).
+	// terminal would reach the foreground job). A program a signal ends
+	// reports ReasonExited with that Signal, as for any signal it gets; it
+	// is an error to signal a program that has ended.
 	Signal(sig os.Signal) error
 	// Wait blocks until the program ends, is stopped by a limit, or ctx is
 	// done (then it is killed), and reports how it ended and what it used;
 	// Stdout, Stderr and Files are left empty. Every process of the program
 	// is gone when Wait returns.
 	Wait(ctx context.Context) *Result
-	// Kill stops the program at once.
+	// Kill stops the program and every process it started, at once; Wait
+	// then reports ReasonKilled (as it does for a program its sandbox's
+	// Close ended).
 	Kill()
 	// AwaitingInput reports whether the program's main thread is, at this
 	// moment, blocked reading its standard input (the pipe Stdin writes

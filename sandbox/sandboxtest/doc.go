@@ -15,10 +15,17 @@
 //		})
 //	}
 //
-// The suite has two groups of subtests. Conformance checks the contract of
-// sandbox.Runtime: languages, exit codes, standard input, environment,
+// The suite has three groups of subtests. Conformance checks the contract
+// of sandbox.Runtime: languages, exit codes, standard input, environment,
 // files in and out, output caps, usage, every termination reason, request
-// validation, a fresh sandbox per run and concurrent runs. Security runs
+// validation, a fresh sandbox per run and concurrent runs. Interactive,
+// for a runtime that also implements sandbox.Interactive (skipped
+// otherwise), checks the long-lived sandboxes sessions use: talking to a
+// program over its pipes, signals, Kill, a cancelled Wait, restarting in
+// the same workspace, Close, the sandbox's limits on each program, files
+// in and out while a program runs, two sandboxes kept apart, and
+// AwaitingInput; and, when its sandboxes implement sandbox.Archiver, tar
+// streams in and out, hostile ones included. Security runs
 // real attack code inside the sandbox, one subtest per threat (each
 // function's doc comment names the threat it models), and asserts both that
 // the attack was contained and that the run ended for the reason the

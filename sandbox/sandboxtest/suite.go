@@ -43,7 +43,8 @@ func Run(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime) {
 	(&Suite{NewRuntime: newRuntime}).Run(t)
 }
 
-// Run runs the conformance and security subtests against one runtime.
+// Run runs the conformance and security subtests against one runtime,
+// and the long-lived ones (sandbox.Interactive) when it implements them.
 func (s *Suite) Run(t *testing.T) {
 	h := &harness{suite: s}
 	// The host secret is in the environment before the runtime exists, so
@@ -62,6 +63,7 @@ func (s *Suite) Run(t *testing.T) {
 	h.startSentinels(t)
 	t.Run("Conformance", h.conformance)
 	t.Run("Security", h.security)
+	t.Run("Interactive", h.interactive)
 }
 
 // harness is what the subtests share: the runtime and the host-side bait.
