@@ -41,6 +41,29 @@ type jvalue struct {
 	num   json.Number
 	keys  map[string]*jvalue
 	elems []*jvalue
+	// members are an object's keys and values in order, repeated keys
+	// included (keys holds only the last value of each).
+	members []jmember
+}
+
+// jmember is one key of an object and its value.
+type jmember struct {
+	key string
+	val *jvalue
+}
+
+// field returns the members that ReadNotebook decodes into the struct
+// field named key, in order: encoding/json gives a field the value of every
+// key that matches its name regardless of case ("CELLS", "ſource"), the
+// last one winning, so each must be checked.
+func (v *jvalue) field(key string) []jmember {
+	var out []jmember
+	for _, m := range v.members {
+		if strings.EqualFold(m.key, key) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // checkNotebook parses data as JSON, keeping every value's position, and
@@ -165,6 +188,7 @@ func (p *jparser) value() (*jvalue, error) {
 					return nil, err
 				}
 				v.keys[k] = e
+				v.members = append(v.members, jmember{k, e})
 			}
 		} else {
 			v.kind = "a list"
@@ -202,12 +226,13 @@ func (p *jparser) checkShape(root *jvalue) error {
 	if root.kind != "an object" {
 		return p.errAt(root.off, "expected a notebook (a JSON object with \"cells\", \"metadata\" and \"nbformat\"), found %s", root.kind)
 	}
-	nbf, ok := root.keys["nbformat"]
-	if !ok {
+	if _, ok := root.keys["nbformat"]; !ok {
 		return &NotebookError{Msg: `no "nbformat": expected "nbformat": 4 (is this a Jupyter notebook?)`}
 	}
-	if nbf.num != "4" {
-		return p.errAt(nbf.off, `"nbformat" is %s: expected 4 (only nbformat 4 notebooks are read; nbconvert --to notebook upgrades older ones)`, p.show(nbf))
+	for _, m := range root.field("nbformat") {
+		if nbf := m.val; nbf.num != "4" {
+			return p.errAt(nbf.off, `%q is %s: expected 4 (only nbformat 4 notebooks are read; nbconvert --to notebook upgrades older ones)`, m.key, p.show(nbf))
+		}
 	}
 	if err := p.want(root, "nbformat_minor", "", isInt); err != nil {
 		return err
@@ -218,8 +243,8 @@ func (p *jparser) checkShape(root *jvalue) error {
 	if err := p.want(root, "cells", "", isList); err != nil {
 		return err
 	}
-	if cells := root.keys["cells"]; cells != nil {
-		for i, c := range cells.elems {
+	for _, cells := range root.field("cells") {
+		for i, c := range cells.val.elems {
 			if err := p.checkCell(c, fmt.Sprintf("cell %d", i+1)); err != nil {
 				return err
 			}
@@ -232,12 +257,13 @@ func (p *jparser) checkCell(c *jvalue, where string) error {
 	if c.kind != "an object" {
 		return p.errAt(c.off, "%s: expected a cell (an object with \"cell_type\" and \"source\"), found %s", where, c.kind)
 	}
-	t, ok := c.keys["cell_type"]
-	if !ok {
+	if _, ok := c.keys["cell_type"]; !ok {
 		return p.errAt(c.off, `%s: no "cell_type": expected "code", "markdown" or "raw"`, where)
 	}
-	if t.kind != "a string" || !strings.Contains(`"code" "markdown" "raw"`, `"`+p.str(t)+`"`) {
-		return p.errAt(t.off, `%s: "cell_type" is %s: expected "code", "markdown" or "raw"`, where, p.show(t))
+	for _, m := range c.field("cell_type") {
+		if t := m.val; t.kind != "a string" || !strings.Contains(`"code" "markdown" "raw"`, `"`+p.str(t)+`"`) {
+			return p.errAt(t.off, `%s: %q is %s: expected "code", "markdown" or "raw"`, where, m.key, p.show(t))
+		}
 	}
 	for _, f := range []struct {
 		key  string
@@ -250,8 +276,8 @@ func (p *jparser) checkCell(c *jvalue, where string) error {
 			return err
 		}
 	}
-	if outs := c.keys["outputs"]; outs != nil {
-		for j, o := range outs.elems {
+	for _, outs := range c.field("outputs") {
+		for j, o := range outs.val.elems {
 			if err := p.checkOutput(o, fmt.Sprintf("%s, output %d", where, j+1)); err != nil {
 				return err
 			}
@@ -279,21 +305,18 @@ func (p *jparser) checkOutput(o *jvalue, where string) error {
 	return nil
 }
 
-// want checks obj's key, if present, with check, which names what it
-// expected or returns "".
+// want checks each value of obj's key (see field) with check, which names
+// what it expected or returns "".
 func (p *jparser) want(obj *jvalue, key, where string, check func(*jvalue) string) error {
-	v, ok := obj.keys[key]
-	if !ok {
-		return nil
+	for _, m := range obj.field(key) {
+		if expected := check(m.val); expected != "" {
+			if where != "" {
+				where += ": "
+			}
+			return p.errAt(m.val.off, "%s%q is %s: expected %s", where, m.key, p.show(m.val), expected)
+		}
 	}
-	expected := check(v)
-	if expected == "" {
-		return nil
-	}
-	if where != "" {
-		where += ": "
-	}
-	return p.errAt(v.off, "%s%q is %s: expected %s", where, key, p.show(v), expected)
+	return nil
 }
 
 // show describes a value for a message: short strings and numbers as
@@ -334,8 +357,8 @@ func isLines(v *jvalue) string {
 
 func isStringMap(v *jvalue) string {
 	ok := v.kind == "an object"
-	for _, e := range v.keys {
-		ok = ok && e.kind == "a string"
+	for _, m := range v.members { // repeated keys included: each is decoded
+		ok = ok && m.val.kind == "a string"
 	}
 	return unless(ok, "an object of strings")
 }

@@ -27,3 +27,38 @@ func TestReadNotebookFuzzFindings(t *testing.T) {
 		}
 	}
 }
+
+// encoding/json decodes every key that matches a field's name regardless
+// of case, and every repeated key: each of those values is checked too.
+func TestReadNotebookKeysAsDecoded(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ src, want string }{
+		{`{"nbformat": 4, "CELLS": [1], "cells": []}`,
+			`line 1, column 27: cell 1: expected a cell (an object with "cell_type" and "source"), found a number`},
+		{`{"nbformat": 4, "cells": 5, "cells": []}`,
+			`line 1, column 26: "cells" is 5: expected a list`},
+		{`{"nbformat": 4, "Metadata": [], "cells": []}`,
+			`line 1, column 29: "Metadata" is a list: expected an object`},
+		{`{"nbformat": 4, "NBFORMAT": 3, "cells": []}`,
+			`line 1, column 29: "NBFORMAT" is 3: expected 4 (only nbformat 4 notebooks are read; nbconvert --to notebook upgrades older ones)`},
+		{`{"nbformat": 4, "cells": [{"cell_type": "code", "ſource": 1, "source": ""}]}`,
+			`line 1, column 60: cell 1: "ſource" is 1: expected a string or a list of strings`},
+		{`{"nbformat": 4, "cells": [{"cell_type": "code", "Cell_Type": "python", "source": ""}]}`,
+			`line 1, column 62: cell 1: "Cell_Type" is "python": expected "code", "markdown" or "raw"`},
+		{`{"nbformat": 4, "cells": [{"cell_type": "code", "source": "", "outputs": [], "OUTPUTS": [{"output_type": "stream", "Text": 1}]}]}`,
+			`line 1, column 124: cell 1, output 1: "Text" is 1: expected a string or a list of strings`},
+		{`{"nbformat": 4, "cells": [{"cell_type": "code", "source": "", "outputs": [{"output_type": "display_data", "transient": {"display_id": 5, "display_id": "d"}}]}]}`,
+			`line 1, column 120: cell 1, output 1: "transient" is an object: expected an object of strings`},
+	} {
+		_, err := session.ReadNotebook(strings.NewReader(c.src))
+		var ne *session.NotebookError
+		if !errors.As(err, &ne) || !errors.Is(err, sandbox.ErrInvalid) || err.Error() != c.want {
+			t.Errorf("ReadNotebook(%q):\n got %v\nwant %s", c.src, err, c.want)
+		}
+	}
+	// Repeated keys with good values are read as before: the last wins.
+	nb, err := session.ReadNotebook(strings.NewReader(`{"nbformat": 4, "cells": [{"cell_type": "raw", "source": "a"}], "Cells": [{"cell_type": "raw", "source": "b"}]}`))
+	if err != nil || len(nb.Cells) != 1 || nb.Cells[0].Source != "b" {
+		t.Errorf("repeated cells: %v, %+v", err, nb)
+	}
+}
