@@ -1,6 +1,7 @@
 package hostdir
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -46,31 +47,8 @@ func WriteFiles(dir string, files []sandbox.File, uid, gid int) (Snapshot, error
 		if err != nil {
 			return nil, err
 		}
-		if d := filepath.Dir(p); d != "." {
-			if err := mkdirAllOwned(root, d, uid, gid); err != nil {
-				return nil, fmt.Errorf("workspace: create %s: %w", d, err)
-			}
-		}
-		mode := f.Mode.Perm()
-		if mode == 0 {
-			mode = 0o644
-		}
-		w, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)
-		if err != nil {
-			return nil, fmt.Errorf("workspace: write %s: %w", p, err)
-		}
-		_, err = w.Write(f.Content)
-		if err == nil {
-			err = w.Chmod(mode)
-		}
-		if err == nil {
-			err = w.Chown(uid, gid)
-		}
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, fmt.Errorf("workspace: write %s: %w", p, err)
+		if err := writeFile(root, p, f.Mode, uid, gid, bytes.NewReader(f.Content)); err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
 		}
 		fi, err := root.Lstat(p)
 		if err != nil {
@@ -95,6 +73,50 @@ func WriteFiles(dir string, files []sandbox.File, uid, gid int) (Snapshot, error
 		}
 	}
 	return snap, nil
+}
+
+// writeFile writes what r holds to the file p of root, creating p's parent
+// directories, owned by uid:gid with permission bits mode (zero: 0644). An
+// existing file is truncated; anything else at p but a regular file (a
+// FIFO the sandbox made there, a link) is refused without blocking or
+// being followed.
+func writeFile(root *os.Root, p string, mode fs.FileMode, uid, gid int, r io.Reader) error {
+	if d := filepath.Dir(p); d != "." {
+		if err := mkdirAllOwned(root, d, uid, gid); err != nil {
+			return fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	mode = mode.Perm()
+	if mode == 0 {
+		mode = 0o644
+	}
+	w, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, mode)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	fi, err := w.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is in the way: not a regular file", kindOf(fi.Mode()))
+	}
+	if err == nil {
+		err = w.Truncate(0)
+	}
+	if err == nil {
+		_, err = io.Copy(w, r)
+	}
+	if err == nil {
+		err = w.Chmod(mode)
+	}
+	if err == nil {
+		err = w.Chown(uid, gid)
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
 }
 
 func mkdirAllOwned(root *os.Root, dir string, uid, gid int) error {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/hostdir"
@@ -138,5 +139,31 @@ func TestContentBoundedByWorkspaceSize(t *testing.T) {
 	if len(data) > size || !truncated {
 		t.Errorf("ReadFile of a sparse GiB: %s, truncated=%v; want at most the workspace's %s, truncated",
 			sandbox.FormatBytes(int64(len(data))), truncated, sandbox.FormatBytes(size))
+	}
+}
+
+// A long-lived sandbox's program can leave a FIFO where the host later
+// writes a file: WriteFiles refuses it at once instead of blocking on it.
+func TestWriteFilesRefusesAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Mkfifo(filepath.Join(dir, "data.csv"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := hostdir.WriteFiles(dir, []sandbox.File{{Path: "data.csv", Content: []byte("a,b\n")}}, os.Getuid(), os.Getgid())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("WriteFiles wrote into a FIFO")
+		}
+	case <-time.After(5 * time.Second):
+		// Unblock the writer so the test binary can end.
+		if f, err := os.OpenFile(filepath.Join(dir, "data.csv"), os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+			defer f.Close()
+		}
+		t.Fatal("WriteFiles blocked on a FIFO in the workspace")
 	}
 }
