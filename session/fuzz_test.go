@@ -375,3 +375,25 @@ func FuzzReadNotebook(f *testing.F) {
 		_ = nb.Language()
 	})
 }
+
+// clip never cuts a character in two (FuzzPythonMessages found an
+// unreadable line quoted with half a character at the cut).
+func TestClipKeepsCharacters(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc…"},
+		{"ab€d", 3, "ab…"},
+		{"ab€d", 4, "ab…"},
+		{"ab€d", 5, "ab€…"},
+		{"€€", 1, "…"},
+		{"\xff\xff\xff", 2, "\xff\xff…"},
+	} {
+		if got := clip(c.s, c.n); got != c.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/coderun/coderun/sandbox"
 )
@@ -142,9 +143,14 @@ func splitTraceback(tb []string) []string {
 	return out
 }
 
+// clip shortens s to at most n bytes and an ellipsis, never cutting a
+// UTF-8 character in two.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
