@@ -372,7 +372,7 @@ func (a *Agent) Run(ctx context.Context, task Task) (*Result, error) {
 	r := a.newRunner(run, rc, st, owner)
 	ctx, span := r.tr.invokeAgent(ctx, run.ID, false)
 	defer span.End()
-	if err := r.record(ctx, r.step(StepStart, 0, "started: "+oneLine(task.Prompt, 80),
+	if err := r.commit(ctx, store.Update{}, r.step(StepStart, 0, "started: "+oneLine(task.Prompt, 80),
 		&Start{Task: task.Prompt, Model: a.cfg.ModelSpec, Mode: string(rc.Mode), Inputs: inputs})); err != nil {
 		return nil, err
 	}
@@ -417,7 +417,7 @@ func (a *Agent) Resume(ctx context.Context, runID string) (*Result, error) {
 	ctx, span := r.tr.invokeAgent(ctx, run.ID, true)
 	defer span.End()
 	note := resumeNote(&st, from)
-	if err := r.record(ctx, r.step(StepResume, st.Attempt, fmt.Sprintf("resumed (%s) at %s", from, st.Phase),
+	if err := r.commit(ctx, store.Update{}, r.step(StepResume, st.Attempt, fmt.Sprintf("resumed (%s) at %s", from, st.Phase),
 		&Resume{From: string(from), Phase: string(st.Phase), Note: note})); err != nil {
 		return nil, err
 	}
@@ -482,15 +482,15 @@ func Decide(ctx context.Context, s Store, runID string, v Verdict, by, note stri
 		return nil, fmt.Errorf("agent: run %s has no code awaiting approval", run.ID)
 	}
 	r := &runner{cfg: Config{Store: s}, store: s, run: run, rc: rc, st: &st, owner: owner, segment: time.Now()}
-	if err := r.applyVerdict(ctx, v, by, note); err != nil {
-		return nil, err
-	}
+	t := r.decided(v, by, note)
 	if v == Reject {
-		if err := r.fail(ctx, OutcomeRejected, "The code was rejected by "+by+"; it did not run. "+st.Pending.Decision.Explanation); err != nil {
-			return nil, err
-		}
-	} else if _, err := r.store.Record(ctx, run.ID, owner, store.Update{Release: true}); err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+		t = r.rejected(t, endRejected, "by "+by)
+	} else {
+		// The run waits, owned by no process, for Resume to run the code.
+		t.update.Release = true
+	}
+	if err := r.apply(ctx, t); err != nil {
+		return nil, err
 	}
 	return r.result(), nil
 }

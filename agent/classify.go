@@ -255,3 +255,150 @@ func lastLine(s string) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// An ending is a way a run ends without an answer. Every ending goes
+// through the one table [endings]: the run's outcome, the class of error
+// it counts as, the kind its classification step records, and the summary
+// that opens its failure report.
+type ending string
+
+// The endings.
+const (
+	endTimeout         ending = "timeout"           // the code ran past its wall-time limit
+	endCPULimit        ending = "cpu_limit"         // ... its CPU-time limit
+	endMemoryLimit     ending = "memory_limit"      // ... its memory limit (killed by the kernel)
+	endMemoryError     ending = "MemoryError"       // ... its memory limit (Python's MemoryError)
+	endOutputLimit     ending = "output_limit"      // ... the output limit
+	endSetupError      ending = "setup_error"       // the sandbox of an execution could not be set up
+	endExecutorSetup   ending = "executor_setup"    // the executor could not be opened
+	endExecutorError   ending = "executor_error"    // the executor could not run the code at all
+	endStopped         ending = "stopped"           // any other fatal or infrastructure outcome of the code
+	endCodeTimeBudget  ending = "code_time_budget"  // the time budget ran out while the code ran
+	endModelTimeBudget ending = "model_time_budget" // ... while the model was asked
+	endTimeBudget      ending = "time_budget"       // ... between steps
+	endTokenBudget     ending = "token_budget"
+	endStepBudget      ending = "step_budget"
+	endProviderError   ending = "provider_error" // the model's API failed after its retries
+	endEmptyAnswer     ending = "empty_answer"   // the model wrote no answer
+	endDenied          ending = "policy_denied"
+	endRejectedByMode  ending = "rejected_by_mode" // --approve none
+	endRejected        ending = "rejected"         // a person rejected the code
+	endStuck           ending = "stuck"
+	endRetries         ending = "retries_exhausted"
+	endCancelled       ending = "cancelled"
+)
+
+// endFacts are what a summary may tell.
+type endFacts struct {
+	limits sandbox.Limits
+	// v is the classification of the outcome that ends the run.
+	v verdict
+	// detail is the error at hand, or who rejected the code, or the
+	// policy's explanation.
+	detail string
+	// explanation is the policy's explanation of code a person rejected.
+	explanation string
+	// used and budget are the spent budget and its size.
+	used, budget string
+}
+
+// endRule is a row of [endings].
+type endRule struct {
+	outcome string
+	class   Class
+	// kind is the kind the classification step records; empty: the kind
+	// of the outcome at hand (facts.v.Kind, or the model API error's).
+	// An empty class likewise means the verdict's class.
+	kind string
+	// own says that the phase records the classification itself (or that
+	// there is none: a rejection, a cancellation); otherwise the ending
+	// records one of class and kind, with the summary as its reason.
+	own     bool
+	summary func(f endFacts) string
+}
+
+const sameLimit = " Retrying would hit the same limit, so the run stopped."
+
+// endings is the one table from a way a run ends to its outcome,
+// classification and summary.
+var endings = map[ending]endRule{
+	endTimeout: {OutcomeTimeout, ClassFatal, "", false, func(f endFacts) string {
+		return fmt.Sprintf("The code ran past its wall-time limit of %s and was stopped."+sameLimit, f.limits.WallTime)
+	}},
+	endCPULimit: {OutcomeCPULimit, ClassFatal, "", false, func(f endFacts) string {
+		return fmt.Sprintf("The code used up its CPU-time limit of %s and was stopped."+sameLimit, f.limits.CPUTime)
+	}},
+	endMemoryLimit: {OutcomeMemoryLimit, ClassFatal, "", false, memorySummary},
+	endMemoryError: {OutcomeMemoryLimit, ClassFatal, "", false, memorySummary},
+	endOutputLimit: {OutcomeOutputLimit, ClassFatal, "", false, func(f endFacts) string {
+		return fmt.Sprintf("The code printed more than the output limit of %s per stream and was stopped."+sameLimit, sandbox.FormatBytes(f.limits.OutputBytes))
+	}},
+	endSetupError: {OutcomeSetupError, ClassInfrastructure, "", false, func(f endFacts) string {
+		return "The sandbox could not be set up, so the code did not run: " + f.v.Message
+	}},
+	endExecutorSetup: {OutcomeSetupError, ClassInfrastructure, "setup_error", false, func(f endFacts) string {
+		return "The sandbox for the code could not be set up: " + f.detail
+	}},
+	endExecutorError: {OutcomeExecutorError, ClassInfrastructure, "executor_error", false, func(f endFacts) string {
+		return "The code could not be run: " + f.detail
+	}},
+	endStopped:        {OutcomeExecutorError, "", "", false, stoppedSummary},
+	endCodeTimeBudget: {OutcomeTimeBudget, ClassFatal, "", false, stoppedSummary},
+	endModelTimeBudget: {OutcomeTimeBudget, ClassFatal, "time_budget", false, func(f endFacts) string {
+		return fmt.Sprintf("The run used up its time budget of %s while waiting for the model.", f.budget)
+	}},
+	endTimeBudget: {OutcomeTimeBudget, ClassFatal, "time_budget", false, func(f endFacts) string {
+		return fmt.Sprintf("The run used up its time budget of %s before the task was done.", f.budget)
+	}},
+	endTokenBudget: {OutcomeTokenBudget, ClassFatal, "token_budget", false, func(f endFacts) string {
+		return fmt.Sprintf("The run used %s tokens, its budget of %s, before the task was done.", f.used, f.budget)
+	}},
+	endStepBudget: {OutcomeStepBudget, ClassFatal, "step_budget", false, func(f endFacts) string {
+		return fmt.Sprintf("The step budget of %s cells was used up before the task was done.", f.budget)
+	}},
+	endProviderError: {OutcomeProviderError, ClassInfrastructure, "", false, func(f endFacts) string {
+		return "The model's API failed and its retries were used up: " + f.detail
+	}},
+	endEmptyAnswer: {OutcomeProviderError, ClassInfrastructure, "empty_answer", false, func(endFacts) string {
+		return "The code ran, but the model wrote no answer from its output."
+	}},
+	endDenied: {OutcomeDenied, ClassFatal, "policy_denied", true, func(f endFacts) string { return f.detail }},
+	endRejectedByMode: {OutcomeRejected, "", "", true, func(f endFacts) string {
+		return "The code needs a person's approval and none was given: non-interactive runs reject " +
+			"such code unless it is approved by flag (--approve all) or allowed by the policy. " + f.explanation
+	}},
+	endRejected: {OutcomeRejected, "", "", true, func(f endFacts) string {
+		return "The code was rejected " + f.detail + "; it did not run. " + f.explanation
+	}},
+	endStuck: {OutcomeStuck, ClassFatal, "stuck", true, func(f endFacts) string {
+		return fmt.Sprintf("The run was stopped because the same error occurred twice in a row (%s): "+
+			"the model was not making progress.", oneLine(f.v.errorLine(), 200))
+	}},
+	endRetries: {OutcomeRetriesExhausted, "", "", true, func(f endFacts) string {
+		return fmt.Sprintf("Every attempt failed and the %s retries allowed were used up; the last error was %s.",
+			f.budget, oneLine(f.v.errorLine(), 200))
+	}},
+	endCancelled: {OutcomeCancelled, ClassCancelled, "", true, func(endFacts) string {
+		return "The run was cancelled before it finished."
+	}},
+}
+
+func memorySummary(f endFacts) string {
+	return fmt.Sprintf("The code went over its memory limit of %s and was stopped."+sameLimit, sandbox.FormatBytes(f.limits.Memory))
+}
+
+func stoppedSummary(f endFacts) string {
+	return fmt.Sprintf("The code was stopped: %s (%s)."+sameLimit, f.v.Why, f.v.errorLine())
+}
+
+// executionEnding is how a fatal or infrastructure outcome of the code
+// ends the run.
+func executionEnding(v verdict) ending {
+	switch e := ending(v.Kind); e {
+	case endTimeout, endCPULimit, endMemoryLimit, endMemoryError, endOutputLimit, endSetupError:
+		return e
+	case "time_budget":
+		return endCodeTimeBudget
+	}
+	return endStopped
+}

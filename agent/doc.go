@@ -3,42 +3,60 @@
 // real output is interpreted into an answer — or, when that cannot be done,
 // into an honest failure report.
 //
-// One run goes through these phases (loop.go), every step recorded in the
-// store (package store) before the next one starts, together with a
-// checkpoint of the loop's state:
+// A run is a typed state machine. Its state (the checkpoint: phase,
+// conversation, pending code, attempts, retries, cells, scorecard) is
+// stored with every step, so any process can take the run up where it
+// stopped. Each phase is a function in its own file that reads the state,
+// does its work and returns a transition (loop.go: the steps to record,
+// what else changes in the store with them, and the next phase — or a
+// pause, or an end with its outcome); one driver commits each transition
+// (records the steps with the checkpoint in one store update, tells the
+// observer) and runs the next phase:
 //
-//  1. Generation: the task, the shapes of the user's input files (a CSV's
-//     header and row count, never its data) and the conversation so far go
-//     to the model ([llm.Provider]), which answers with the native run_code
-//     tool or, for models without tool calling, a fenced code block
-//     ([FormatFenced], llm.ExtractCode and llm.SelectCode).
-//  2. Review: the pre-flight policy (package policy) allows, asks a person,
-//     or denies. A denial ends the run with the policy's explanation.
-//  3. Approval: what the policy asks about is decided by the [Approver] (a
-//     person at the terminal: yes, no or always), by the [ApprovalMode]
-//     (approve all, or reject all as non-interactive runs do by default), or
-//     later: the run pauses in awaiting_approval, and [Decide] plus
-//     [Agent.Resume] continue it from any process, after a restart too.
-//  4. Execution by an [Executor] with the run's limits: [RuntimeBackend]
-//     (a fresh one-shot sandbox per program, files carried over) or
-//     [SessionBackend] (a persistent IPython session, what [ModeSteps]
-//     needs).
-//  5. Classification (classify.go): success; a retryable code error
-//     (SyntaxError, NameError, ImportError, KeyError, a non-zero exit
-//     status, a malformed tool call, a reply without code, …); fatal
-//     (timeout, memory or output limit, policy denial, the same error twice
-//     in a row); infrastructure (sandbox setup, the model's API failing
-//     after its retries); cancelled.
-//  6. Retry: the failing code's traceback or stderr tail goes back to the
-//     model, up to MaxRetries (default 3).
-//  7. Interpretation: a separate call with the task, the code and its real
-//     output writes the answer. The numbers the answer quotes are checked
-//     against the output (ground.go); an answer quoting values the output
-//     does not show is sent back once, then flagged and queued for review.
-//  8. Honest failure: when retries or budgets (steps, tokens, time) run
-//     out, the run ends with a [agent.FailureReport] — what the code was
-//     trying to do, the error that kept occurring, the partial output of
-//     the last attempt — never an answer, and goes to the review queue.
+//  1. generate (generate.go): the task, the shapes of the user's input
+//     files (a CSV's header and row count, never its data) and the
+//     conversation so far go to the model ([llm.Provider]), which answers
+//     with the native run_code tool or, for models without tool calling, a
+//     fenced code block ([FormatFenced], llm.ExtractCode and
+//     llm.SelectCode). A malformed call or a reply without code goes back
+//     to the model (retry.go).
+//  2. review (review.go): the pre-flight policy (package policy) allows,
+//     asks a person, or denies. A denial ends the run with the policy's
+//     explanation.
+//  3. approve (approve.go): what the policy asks about is decided by the
+//     [Approver] (a person at the terminal: yes, no or always), by the
+//     [ApprovalMode] (approve all, or reject all as non-interactive runs do
+//     by default), or later: the run pauses in awaiting_approval, and
+//     [Decide] plus [Agent.Resume] continue it from any process, after a
+//     restart too.
+//  4. execute (execute.go): an [Executor] runs the code with the run's
+//     limits — [RuntimeBackend] (a fresh one-shot sandbox per program,
+//     files carried over) or [SessionBackend] (a persistent IPython
+//     session, what [ModeSteps] needs; a resumed session is rebuilt by
+//     replaying the successful cells). The outcome is classified
+//     (classify.go): success; a retryable code error (SyntaxError,
+//     NameError, ImportError, KeyError, a non-zero exit status, …), whose
+//     traceback or stderr tail goes back to the model up to MaxRetries
+//     (default 3); fatal (timeout, CPU, memory or output limit, the same
+//     error twice in a row); infrastructure (sandbox setup, the model's API
+//     failing after its retries); cancelled.
+//  5. interpret (interpret.go): a separate call with the task, the code and
+//     its real output writes the answer. The numbers the answer quotes are
+//     checked against the output (ground.go); an answer quoting values the
+//     output does not show is sent back once, then flagged and queued for
+//     review.
+//  6. finish (finish.go): a transition that ends the run is completed by
+//     the driver: an answer, or — when a limit, a budget (steps, tokens,
+//     time), the retries, the policy or a person stops the run — an honest
+//     [FailureReport] (what the code was trying to do, the error that kept
+//     occurring, the partial output of the last attempt), never an answer,
+//     which goes to the review queue. Every way a run ends without an
+//     answer is a row of one table (classify.go, endings): its outcome,
+//     the class and kind it is classified as, and its summary.
+//
+// Package agent/agenttest is a scripted [Backend] (exit statuses, output,
+// tracebacks, limits, files, code that runs until cancelled): the loop's
+// logic is tested with it without root or sandboxes.
 //
 // The records are the agent's: record.go names the kinds of step and
 // their payloads ([ModelCall], [CodeRecord], [ExecutionRecord], ...), which
