@@ -46,6 +46,8 @@ func TestExecutionEndings(t *testing.T) {
 			0, agent.OutcomeSetupError, "infrastructure", "setup_error", "The sandbox for the code could not be set up: no sandbox here"},
 		{"executor", agenttest.NewBackend(agenttest.On("", agenttest.Result{Err: errors.New("broken pipe")})),
 			0, agent.OutcomeExecutorError, "infrastructure", "executor_error", "The code could not be run: broken pipe"},
+		{"time budget", agenttest.NewBackend(agenttest.On("", agenttest.Result{UntilCancelled: true})),
+			300 * time.Millisecond, agent.OutcomeTimeBudget, "fatal", "time_budget", "time budget ran out while the code ran"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -58,7 +58,9 @@ func (r *runner) execute(ctx context.Context) (transition, error) {
 		}
 		return r.endBy(endExecutorError, endFacts{detail: err.Error()}), nil
 	}
-	v := classify(&ex.Record, ctx.Err() != nil)
+	// The code was cancelled when its context was done: the caller
+	// cancelled the run, or the run's time budget ran out.
+	v := classify(&ex.Record, bctx.Err() != nil)
 	if v.Class == ClassCancelled && ctx.Err() == nil && bctx.Err() != nil {
 		v = verdict{Class: ClassFatal, Kind: "time_budget", Why: "the run's time budget ran out while the code ran"}
 	}
