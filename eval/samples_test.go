@@ -41,10 +41,10 @@ not json
 	if want := "T/0#0 T/0#1 3#0 3#1 T/0#2"; strings.Join(ids, " ") != want {
 		t.Fatalf("ids %q, want %q", ids, want)
 	}
-	if items[1].Code != ps[0].Program("    return 1\n") || items[1].TaskID != "T/0" || items[1].Sample != 1 {
+	if want := ps[0].Item("    return 1\n"); items[1].Code != want.Code || items[1].Tests != want.Tests || items[1].TaskID != "T/0" || items[1].Sample != 1 {
 		t.Errorf("item = %+v", items[1])
 	}
-	if items[2].Code != "def g(): return 4\nassert g() == 3\n" {
+	if !strings.HasSuffix(items[2].Code, "_run(\"def g(): return 4\", \"\", \"\", \"\")\n") || !strings.Contains(items[2].Tests, "assert g() == 3") {
 		t.Errorf("an MBPP completion replaces the code: %q", items[2].Code)
 	}
 	if items[0].Hash() == items[1].Hash() || items[0].Hash() != ps[0].Reference().Hash() {

@@ -112,7 +112,8 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // that ended it: the exception line of the last traceback ("ValueError:
 // bad value", continuation lines of its message included) and the source
 // line it was raised at, preferring the innermost frame in the program
-// itself (/work/main.py) over frames in libraries. For other output it
+// itself (/work/main.py, or the harness's <solution>, <setup>, <tests> and
+// <prompt>) over frames in libraries. For other output it
 // returns the last non-blank line.
 func exceptionOf(stderr string) (exc, line string) {
 	ls := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
@@ -152,7 +153,7 @@ func exceptionOf(stderr string) (exc, line string) {
 			src = strings.TrimSpace(ls[i+1])
 		}
 		anyLine = src
-		if strings.HasPrefix(ls[i], `  File "`+sandbox.WorkDir+`/main.`) {
+		if programFrame(ls[i]) {
 			progLine = src
 		}
 	}
@@ -161,6 +162,19 @@ func exceptionOf(stderr string) (exc, line string) {
 	}
 	exc = strings.TrimRight(strings.Join(ls[i:], "\n"), "\n ")
 	return exc, firstNonEmpty(progLine, anyLine)
+}
+
+// programFrame says whether a traceback's frame line is in the program
+// itself: the program's file, or the code the harness runs under names of
+// its own (the solution and the setup in their process, the tests and the
+// prompt's helpers in the harness's).
+func programFrame(line string) bool {
+	for _, f := range []string{sandbox.WorkDir + "/main.", "<solution>\"", "<setup>\"", "<tests>\"", "<prompt>\""} {
+		if strings.HasPrefix(line, `  File "`+f) {
+			return true
+		}
+	}
+	return false
 }
 
 func firstNonEmpty(a, b string) string {

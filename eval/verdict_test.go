@@ -55,6 +55,28 @@ NameError: name 'undefined_name' is not defined
 `
 )
 
+// Tracebacks printed by the harness of HumanEval and MBPP items: the tests'
+// frames, then (for an exception the candidate raised) the solution's, then
+// a library's.
+const (
+	tbHarnessSolution = `Traceback (most recent call last):
+  File "<tests>", line 3, in check
+    assert candidate(0) == 1
+  File "<solution>", line 7, in f
+    return 1 / x
+ZeroDivisionError: division by zero
+`
+	tbHarnessTest = `Traceback (most recent call last):
+  File "<tests>", line 9, in <module>
+    check(f)
+  File "<tests>", line 4, in check
+    assert candidate(2) == 2
+  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads
+    return _default_decoder.decode(s)
+AssertionError
+`
+)
+
 func TestExceptionOf(t *testing.T) {
 	for _, c := range []struct {
 		name, stderr, exc, line string
@@ -65,6 +87,8 @@ func TestExceptionOf(t *testing.T) {
 		{"library frames", tbLibrary, "json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)", `json.loads("{")`},
 		{"chained", tbChained, "NameError: name 'undefined_name' is not defined", "undefined_name"},
 		{"no traceback", "warning: x\nsegfault happened\n\n", "segfault happened", ""},
+		{"harness: the solution's line", tbHarnessSolution, "ZeroDivisionError: division by zero", "return 1 / x"},
+		{"harness: the test's line", tbHarnessTest, "AssertionError", "assert candidate(2) == 2"},
 		{"empty", "", "", ""},
 	} {
 		exc, line := exceptionOf(c.stderr)
