@@ -47,7 +47,7 @@ func TestExecutionEndings(t *testing.T) {
 		{"executor", agenttest.NewBackend(agenttest.On("", agenttest.Result{Err: errors.New("broken pipe")})),
 			0, agent.OutcomeExecutorError, "infrastructure", "executor_error", "The code could not be run: broken pipe"},
 		{"time budget", agenttest.NewBackend(agenttest.On("", agenttest.Result{UntilCancelled: true})),
-			300 * time.Millisecond, agent.OutcomeTimeBudget, "fatal", "time_budget", "time budget ran out while the code ran"},
+			2 * time.Second, agent.OutcomeTimeBudget, "fatal", "time_budget", "time budget ran out while the code ran"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
