@@ -7,7 +7,9 @@
 //	            line numbers so that every bad line can be reported (LineError)
 //	problem.go  one benchmark problem in one of three shapes (HumanEval, MBPP,
 //	            generic {id, code, test}), detected per line or forced; a
-//	            problem turns a solution into the program to run (Program)
+//	            problem turns a solution into the item to run (Problem.Item)
+//	harness.go  the program of HumanEval and MBPP items: harness.py, which
+//	            runs the tests and the solution in two processes
 //	samples.go  a model's completions ({task_id, completion}, several per
 //	            task), joined to their problems as the reference harness does
 //	run.go      Run: items in, verdicts out as they complete, at a chosen
@@ -22,30 +24,74 @@
 //
 // An item passes when its program exits with status 0 after running to its
 // end. Run gives each run a fresh random marker on its standard input, and
-// appends to the program an epilogue that copies its standard input to its
-// output; the item passes only if the marker came out. A program that
+// the program prints it only when its tests have all passed. A program that
 // leaves early with exit(0), sys.exit(0), os._exit(0) or process.exit(0)
 // (which the reference HumanEval harness counts as a failure) does not
 // pass, and the marker is in none of the program's source, code objects,
 // environment or files, so a solution cannot find it there and print it
 // early to skip its tests; a line of the marker's shape is not the marker.
 //
-// What this cannot stop, and why. A solution runs in the same process as
-// the tests that judge it: anything the harness's code in that process can
-// do, the solution can do first. Here, a solution that reads its own
-// standard input, prints it and exits with status 0 is scored passed; in
-// the same way a solution may patch what the tests use (return an object
-// equal to everything, replace builtins, rebind the test function). No
-// in-process signal (marker, descriptor, exit status) is out of its
-// reach. A verdict that a hostile solution cannot forge needs the tests to
-// run in a process the solution cannot touch, with only plain data (never
-// objects that run code, such as pickles) passing between the two: for
-// HumanEval's check(candidate) and MBPP's assertions, that means calling
-// the candidate across processes, with the semantic questions it raises
-// (arguments the candidate mutates, helpers of the prompt used by the
-// tests, MBPP's tests that build the solution's own classes). Until then,
-// treat verdicts of untrusted completions as a solution's claim that an
-// audit can check (its stdout, stderr and code are kept), not as proof.
+// # Verdicts a solution cannot forge
+//
+// HumanEval and MBPP items (harness.py, the program Problem.Item builds)
+// keep the solution out of the process that judges it. The program is a
+// harness that, before any of the solution's code exists in memory, makes
+// itself non-dumpable (so that another process of the same user cannot
+// open its /proc/<pid>/mem or fd) and forks. The child, U, replaces its
+// standard input with /dev/null, runs the solution (HumanEval: prompt +
+// completion; MBPP: the code, then test_setup_code, which builds the
+// solution's objects), and then serves calls to it over a pair of pipes.
+// The parent, T, reads the marker and the tests from its standard input
+// only then (they are in no file and in none of U's memory: a solution
+// cannot read the expected answers either), runs the tests with the
+// solution's names standing for calls into U, kills U, and prints the
+// marker if every test passed. U may print anything and may kill T; either
+// way T does not print the marker, and the item fails.
+//
+// Only plain data crosses from U to T, in a small tagged JSON encoding that
+// T decodes by hand, building values of exact types: None, bool, int,
+// float (inf, nan and -0.0 included), complex, str, bytes, list, tuple,
+// dict, set, frozenset, collections' Counter, OrderedDict, defaultdict and
+// deque, and builtin types by name. No pickle, marshal or eval of U's
+// bytes, and no object of U's with methods of its own: an int subclass or
+// an object equal to everything stays in U, and T holds a SolutionObject
+// handle for it, which the tests may call and pass back to U (MBPP 601's
+// Pair objects, functions the candidate returns) but which refuses to be
+// compared, tested for truth, iterated, indexed or read, failing the item
+// with an error that says so (a solution returning a generator where a
+// list was expected fails that way).
+//
+// Which of the tests' names stand for the solution's: for HumanEval, the
+// entry point only (check's candidate, and the entry point's name, which
+// HumanEval/33's test calls); the prompt's other top-level code (the
+// helpers that HumanEval/32, 38 and 50 test with) runs in T, trusted as the
+// tests are, so a completion cannot redefine them. For MBPP, the names the
+// problem's reference solution or its setup code define at top level
+// (task 126 defines its own sum, task 596 imports sys; a module crosses as
+// T's own copy of a standard one, by name), so a solution cannot shadow a
+// builtin that the tests use, such as set or len; with no reference
+// solution, every name that is not a builtin.
+//
+// What a test sees of a call is what it saw in one process: the result
+// (exact types, the same float), an exception of the same type name and
+// arguments (a class of the solution's own becomes a class of that name
+// under its nearest builtin base, so `except KeyError` still catches it),
+// and the arguments as the candidate left them (a list, dict, set or deque
+// it mutated is updated in place). A failure's traceback shows the test's
+// line and, for an exception the candidate raised, the solution's frames,
+// so a verdict's Line is the failing assertion or the solution's line as
+// before. The solution's exit (sys.exit, os._exit, a signal) during the
+// tests ends T the same way, without the marker. The cost is one fork per
+// item and the harness's imports (ctypes, ast, json): a few milliseconds.
+//
+// Generic {id, code, test} items, and programs in languages other than
+// Python, keep the harness of one process: an epilogue appended to the
+// program copies its standard input (the marker) to its output. There a
+// solution runs in the same process as the tests that judge it, so one
+// that reads its standard input and prints it, returns an object equal to
+// everything, or patches builtins or the tests, is scored passed: treat
+// those verdicts on untrusted code as a claim that an audit can check (the
+// stdout, stderr and code are kept), not as proof.
 //
 // The package knows nothing of terminals or flags; cmd/coderun's eval
 // command is a thin layer over it, and a server can expose Run as it is.

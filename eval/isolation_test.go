@@ -181,3 +181,43 @@ func TestHarnessSemantics(t *testing.T) {
 		}
 	}
 }
+
+// The tests are in none of the solution's process: a solution that looks
+// for the expected answer in its memory, its files or its environment, to
+// return it, finds nothing (in one process it found it
+// in the tests' code).
+func TestSolutionCannotReadTheTests(t *testing.T) {
+	p := &Problem{TaskID: "T", Format: HumanEval, Language: "python", EntryPoint: "f",
+		Prompt: "def f():\n    \"\"\"doc\"\"\"\n",
+		Test:   "def check(candidate):\n    assert candidate() == 'zebra-' + '42'\n    assert candidate() == 'zebra-42'\n"}
+	const look = `    import gc, os, re, sys
+    seen = [o for o in gc.get_objects() if isinstance(o, str)]
+    for o in gc.get_objects():
+        code = getattr(o, "__code__", None)
+        if code is not None:
+            seen += [c for c in code.co_consts if isinstance(c, str)]
+    for root, dirs, files in os.walk("/work"):
+        for name in files:
+            try:
+                seen.append(open(os.path.join(root, name), errors="replace").read())
+            except OSError:
+                pass
+    seen += list(os.environ.values())
+    for s in seen:
+        m = re.search(r"zebra-\d\d", s)
+        if m:
+            return m.group()
+    return None
+`
+	it := p.Item(look)
+	it.ID = "now"
+	old := inProcess(p, look)
+	old.ID = "in one process"
+	got, _, _ := runReal(t, []Item{it, old}, Options{})
+	if v := got["now"]; v.Status != Failed || v.Error != "AssertionError" {
+		t.Errorf("the solution found the tests: %s %q\n%s", v.Status, v.Error, v.Stderr)
+	}
+	if v := got["in one process"]; v.Status != Passed {
+		t.Errorf("in one process: %s %q: the scenario does not test anything", v.Status, v.Error)
+	}
+}
