@@ -86,6 +86,10 @@ func checkNotebook(data []byte) error {
 	return p.checkShape(root)
 }
 
+// maxNesting is the deepest nesting of lists and objects that
+// encoding/json decodes (its own limit, which it does not export).
+const maxNesting = 10000
+
 type jparser struct {
 	data []byte
 	dec  *json.Decoder
@@ -175,6 +179,9 @@ func (p *jparser) value() (*jvalue, error) {
 	switch t := t.(type) {
 	case json.Delim:
 		p.open = append(p.open, off)
+		if len(p.open) > maxNesting {
+			return nil, p.errAt(off, "lists and objects nested more than %d deep: expected at most %d levels", maxNesting, maxNesting)
+		}
 		if t == '{' {
 			v.kind, v.keys = "an object", map[string]*jvalue{}
 			for p.dec.More() {

@@ -62,3 +62,21 @@ func TestReadNotebookKeysAsDecoded(t *testing.T) {
 		t.Errorf("repeated cells: %v, %+v", err, nb)
 	}
 }
+
+// Lists and objects nested deeper than encoding/json decodes are refused
+// where the limit is passed; up to it, they are read.
+func TestReadNotebookNesting(t *testing.T) {
+	t.Parallel()
+	nested := func(n int) string { // the notebook and its metadata are two levels
+		return `{"nbformat": 4, "cells": [], "metadata": {"x": ` + strings.Repeat("[", n-2) + strings.Repeat("]", n-2) + "}}"
+	}
+	if _, err := session.ReadNotebook(strings.NewReader(nested(10000))); err != nil {
+		t.Errorf("10000 levels: %v", err)
+	}
+	_, err := session.ReadNotebook(strings.NewReader(nested(10001)))
+	want := "line 1, column 10046: lists and objects nested more than 10000 deep: expected at most 10000 levels"
+	var ne *session.NotebookError
+	if !errors.As(err, &ne) || err.Error() != want {
+		t.Errorf("10001 levels: %v, want %s", err, want)
+	}
+}
