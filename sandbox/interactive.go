@@ -83,3 +83,26 @@ type Process interface {
 	// wrapping errors.ErrUnsupported.
 	AwaitingInput() (bool, error)
 }
+
+// Archiver is implemented by a Sandbox that moves files in and out of its
+// workspace as tar streams (archive/tar): the way to transfer a tree of
+// files, and the only way for a runtime whose workspace the host cannot
+// open as a directory. Paths in the stream are relative to the workspace,
+// as in File.Path.
+type Archiver interface {
+	// PutArchive unpacks the tar stream r into the workspace. Only regular
+	// files and directories are unpacked: the first entry that is anything
+	// else (a link, a device, a FIFO), whose path is absolute or has "..",
+	// or that would take what is unpacked past the workspace's size (a
+	// sparse file counting at its apparent size) ends it with an error
+	// wrapping ErrInvalid; the entries before it stay.
+	PutArchive(ctx context.Context, r io.Reader) error
+	// GetArchive packs the given paths of the workspace (files, or
+	// directories with all they hold; none: the whole workspace) as a tar
+	// stream of regular files and directories: links are neither followed
+	// nor packed, a file with several names is packed once (its other
+	// names are hard-link entries), and all content is at most the
+	// workspace's size. A path that does not exist is an error at once;
+	// other failures end the stream with an error. The caller closes it.
+	GetArchive(ctx context.Context, paths []string) (io.ReadCloser, error)
+}

@@ -10,7 +10,12 @@
 //
 // Runtimes live in sub-packages: sandbox/linux is the embedded default built
 // on Linux namespaces, cgroups and seccomp. Every runtime passes the same
-// conformance and security suite (sandbox/sandboxtest).
+// conformance and security suite (sandbox/sandboxtest), one-shot runs and,
+// for a runtime that keeps sandboxes alive (Interactive), long-lived ones.
+// Helpers that only some runtimes need live beside it: sandbox/hostdir for a
+// runtime whose workspace is a host directory (files in and out, tar
+// streams), sandbox/bootstrap for one that starts interpreters itself and
+// hands them the code over a pipe.
 //
 // Nothing here knows about models, sessions or cells: the sandbox only runs
 // "this code, with these limits" and reports the outcome.

@@ -116,6 +116,30 @@ func (s *longSandbox) Files() ([]sandbox.FileInfo, bool, error) {
 	return hostdir.CollectFiles(s.ws.work(), nil, 0)
 }
 
+var _ sandbox.Archiver = (*longSandbox)(nil)
+
+// PutArchive unpacks a tar stream into the workspace (see hostdir.PutArchive).
+func (s *longSandbox) PutArchive(ctx context.Context, r io.Reader) error {
+	if s.isClosed() {
+		return errors.New("sandbox closed")
+	}
+	return hostdir.PutArchive(ctx, s.ws.work(), r, s.ws.hostUID, s.ws.hostUID)
+}
+
+// GetArchive packs workspace paths as a tar stream (see hostdir.GetArchive).
+func (s *longSandbox) GetArchive(ctx context.Context, paths []string) (io.ReadCloser, error) {
+	if s.isClosed() {
+		return nil, errors.New("sandbox closed")
+	}
+	return hostdir.GetArchive(ctx, s.ws.work(), paths)
+}
+
+func (s *longSandbox) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 func (s *longSandbox) Close() error {
 	s.mu.Lock()
 	if s.closed {

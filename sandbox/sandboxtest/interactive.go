@@ -45,6 +45,7 @@ func (h *harness) interactive(t *testing.T) {
 		{"FilesWhileRunning", l.filesWhileRunning},
 		{"Isolation", l.isolation},
 		{"AwaitingInput", l.awaitingInput},
+		{"Archive", l.archive},
 	})
 }
 
