@@ -476,8 +476,6 @@ def _run(solution, prompt="", entry="", setup=""):
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE: U may not read T's memory or descriptors
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
-    # Nothing T imports from now on may come from a place U can write.
-    sys.path[:] = [p for p in sys.path if p and os.path.isdir(p) and not os.access(p, os.W_OK)]
     sys.stdout.flush()
     sys.stderr.flush()
     req_r, req_w = os.pipe()
@@ -504,6 +502,7 @@ def _run(solution, prompt="", entry="", setup=""):
                 os._exit(code)
     os.close(req_r)
     os.close(rep_w)
+    _trusted_path()
     marker, _, payload = _stdin().partition(b"\n")
     link = _Link(pid, _Conn(rep_r, req_w))
     try:
@@ -524,6 +523,16 @@ def _run(solution, prompt="", entry="", setup=""):
     _stop(pid)
     sys.stdout.flush()
     os.write(1, b"\n" + marker + b"\n")
+
+
+def _trusted_path():
+    """Leaves on T's sys.path only directories U cannot write to (the
+    installation's, read-only in the sandbox), so that nothing T imports
+    after the fork (a test's `import random`) can be a file U planted; the
+    program's directory and the working directory go first."""
+    here = {"", os.getcwd(), os.path.dirname(_FILE)}
+    prefixes = tuple(os.path.join(p, "") for p in {sys.prefix, sys.base_prefix})
+    sys.path[:] = [p for p in sys.path if p not in here and os.path.isdir(p) and (p.startswith(prefixes) or not os.access(p, os.W_OK))]
 
 
 def _stop(pid):
