@@ -257,3 +257,29 @@ func TestModelNeedsASpec(t *testing.T) {
 		t.Errorf("model: %q, %v", spec, err)
 	}
 }
+
+// The example file in the README is a configuration that loads.
+func TestREADMEExampleLoads(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	i := strings.Index(s, "## Configuration")
+	if i < 0 {
+		t.Fatal("no ## Configuration section")
+	}
+	a := strings.Index(s[i:], "```yaml\n")
+	if a < 0 {
+		t.Fatal("no YAML example under ## Configuration")
+	}
+	text := s[i+a+len("```yaml\n"):]
+	text = text[:strings.Index(text, "```")]
+	c, err := Load(LoadOptions{File: writeFile(t, text), Getenv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Source("agent.policy").Kind != FromFile || c.Session.Limits.CellTime != 2*time.Minute {
+		t.Errorf("the example was not applied: agent.policy from %v, session.timeout %s", c.Source("agent.policy"), c.Session.Limits.CellTime)
+	}
+}

@@ -42,17 +42,22 @@ func Load(opts LoadOptions) (*Config, error) {
 	if path == "" {
 		path, required = DefaultFile(getenv), false
 	}
+	if path != "" && !required {
+		// A default file this process cannot even reach (another user's
+		// home) is as good as absent; one it can see but not read is not.
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			path = ""
+		}
+	}
 	if path != "" {
 		data, err := os.ReadFile(path)
-		switch {
-		case err == nil:
-			if err := c.readFile(path, data); err != nil {
-				return nil, err
-			}
-			c.file = path
-		case required || !errors.Is(err, fs.ErrNotExist):
+		if err != nil {
 			return nil, configError{fmt.Errorf("configuration file: %w", err)}
 		}
+		if err := c.readFile(path, data); err != nil {
+			return nil, err
+		}
+		c.file = path
 	}
 	for _, s := range c.settings {
 		if s.env == "" {

@@ -15,9 +15,7 @@ import (
 
 	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/agent/telemetry"
-	"github.com/coderun/coderun/llm"
-	"github.com/coderun/coderun/llm/provider"
-	"github.com/coderun/coderun/policy"
+	"github.com/coderun/coderun/app"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/store"
 	"github.com/spf13/cobra"
@@ -70,9 +68,32 @@ func (f *agentFlags) register(cmd *cobra.Command, withSettings bool) {
 	fl.StringVarP(&f.memory, "memory", "m", sandbox.FormatBytes(d.Memory), "memory limit of each execution")
 }
 
+// flags are the agent flags a command has: they override the
+// configuration's agent.*, model.spec and limits.* (per execution).
+func (f *agentFlags) flags(withSettings bool) []binding {
+	bs := []binding{
+		{"model", "model.spec", &f.model},
+		{"approve", "agent.approve", &f.approve},
+		{"policy", "agent.policy", &f.policyFile},
+	}
+	if withSettings {
+		bs = append(bs, []binding{
+			{"format", "agent.format", &f.format},
+			{"max-retries", "agent.max_retries", &f.maxRetries},
+			{"max-steps", "agent.max_steps", &f.maxSteps},
+			{"max-tokens", "agent.max_tokens", &f.maxTokens},
+			{"max-time", "agent.max_time", &f.maxTime},
+			{"timeout", "limits.timeout", &f.wall},
+			{"cpu-time", "limits.cpu_time", &f.cpu},
+			{"memory", "limits.memory", &f.memory},
+		}...)
+	}
+	return bs
+}
+
 func newAskCmd(g *globalFlags) *cobra.Command {
 	f := &agentFlags{}
-	d := &dataFlags{}
+	d := &dataFlags{g: g}
 	var files []string
 	var mode string
 	cmd := &cobra.Command{
@@ -105,7 +126,11 @@ Exit status: 0 answered; 1 no answer (failure report); 3 awaiting approval;
   coderun ask "Which region grew fastest?" --file sales.csv --mode steps --model anthropic:claude-sonnet-4-5`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAsk(cmd.Context(), g, d, f, args[0], files, mode, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			cfg, err := g.load(g.runtimeFlags(), d.flags(), f.flags(true), []binding{{"mode", "agent.mode", &mode}})
+			if err != nil {
+				return err
+			}
+			return runAsk(cmd.Context(), cfg, f, args[0], files, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f.register(cmd, true)
@@ -118,7 +143,7 @@ Exit status: 0 answered; 1 no answer (failure report); 3 awaiting approval;
 // agentSetup is everything an agent command opened, to close at the end.
 type agentSetup struct {
 	agent    *agent.Agent
-	store    *runStore
+	store    *app.Store
 	rt       sandbox.Runtime
 	shutdown func(context.Context) error
 }
@@ -137,107 +162,55 @@ func (s *agentSetup) close() {
 	}
 }
 
-// setupAgent builds the model, the runtime, the store and the agent.
-// modelSpec "" means $CODERUN_MODEL.
-func setupAgent(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags, modelSpec string, mode agent.Mode,
+// setupAgent builds the model, the runtime, the store and the agent from
+// the configuration. modelSpec "" means the configured model; mode ""
+// the configured mode. Code the policy asks about is asked at the terminal
+// when standard input is one.
+func setupAgent(ctx context.Context, cfg *app.Config, modelSpec string, mode agent.Mode, quiet bool,
 	stdin io.Reader, stderr io.Writer) (*agentSetup, error) {
-	cfg := agent.Config{Mode: mode, Format: agent.Format(f.format), MaxRetries: f.maxRetries, MaxSteps: f.maxSteps,
-		MaxTokens: f.maxTokens, MaxWall: f.maxTime}
-	if f.maxRetries == 0 {
-		cfg.MaxRetries = -1 // the flag's 0 means no retries
-	}
-	if f.wall > 0 {
-		cfg.Limits.WallTime = f.wall
-	}
-	if f.cpu > 0 {
-		cfg.Limits.CPUTime = f.cpu
-	}
-	if f.memory != "" {
-		n, err := sandbox.ParseBytes(f.memory)
-		if err != nil {
-			return nil, usagef("--memory: %v", err)
-		}
-		cfg.Limits.Memory = n
-	}
-	switch f.approve {
-	case "ask":
-		cfg.Approval = agent.ApproveAsk
-		if f, ok := stdin.(*os.File); ok && isTerminal(f) {
-			cfg.Approver = terminalApprover{in: bufio.NewReader(stdin), out: stderr}
-		} else {
-			cfg.Approval = agent.ApproveNone // non-interactive: rejected by default
-		}
-	case "all":
-		cfg.Approval = agent.ApproveAll
-	case "none":
-		cfg.Approval = agent.ApproveNone
-	case "defer":
-		cfg.Approval = agent.ApproveAsk // no approver: the run pauses
-	default:
-		return nil, usagef("--approve %q: want ask, all, none or defer", f.approve)
-	}
-	if f.policyFile != "" {
-		p, err := policy.LoadPolicy(f.policyFile)
-		if err != nil {
-			return nil, usagef("--policy: %v", err)
-		}
-		cfg.Reviewer = &policy.Reviewer{Policy: p}
-	}
-	lcfg, err := llm.ConfigFromEnv(modelSpec, os.Getenv)
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	model, err := provider.New(lcfg)
+	reviewer, err := cfg.Reviewer()
 	if err != nil {
 		return nil, err
 	}
-	cfg.Model, cfg.ModelSpec = model, lcfg.Spec()
-
+	model, spec, err := cfg.OpenModel(modelSpec, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	parts := app.AgentParts{Model: model, ModelSpec: spec, Mode: mode, Reviewer: reviewer}
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		parts.Approver = terminalApprover{in: bufio.NewReader(stdin), out: stderr}
+	}
+	if !quiet {
+		parts.Observer = agentProgress(stderr)
+	}
 	s := &agentSetup{}
-	if s.store, err = d.open(ctx); err != nil {
+	if s.store, err = cfg.OpenStore(ctx, store.DefaultTenant); err != nil {
 		return nil, err
 	}
-	cfg.Store = s.store
-	if s.rt, err = g.open(); err != nil {
+	parts.Store = s.store
+	if s.rt, err = openRuntime(cfg); err != nil {
 		s.close()
 		return nil, err
 	}
-	cfg.Backend = agent.RuntimeBackend{Runtime: s.rt}
-	if mode == agent.ModeSteps {
-		ia, ok := s.rt.(sandbox.Interactive)
-		if !ok {
-			s.close()
-			return nil, usagef("--mode steps: the %s runtime has no long-lived sandboxes for sessions", s.rt.Name())
-		}
-		cfg.Backend = agent.SessionBackend{Runtime: ia}
-	}
-	tp, shutdown, err := telemetry.FromEnv(ctx, os.Getenv, "dev")
-	if err != nil {
+	parts.Runtime = s.rt
+	if parts.Tracer, s.shutdown, err = telemetry.FromEnv(ctx, os.Getenv, "dev"); err != nil {
 		s.close()
 		return nil, err
 	}
-	cfg.Tracer, s.shutdown = tp, shutdown
-	if !f.quiet {
-		cfg.Observer = agentProgress(stderr)
-	}
-	if s.agent, err = agent.New(cfg); err != nil {
+	if s.agent, err = cfg.NewAgent(parts); err != nil {
 		s.close()
-		return nil, usageError{err}
+		return nil, err
 	}
 	return s, nil
 }
 
-func runAsk(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags, task string, files []string, modeName string,
+func runAsk(ctx context.Context, cfg *app.Config, f *agentFlags, task string, files []string,
 	stdin io.Reader, stdout, stderr io.Writer) error {
-	mode, err := agent.ParseMode(modeName)
-	if err != nil {
-		return usagef("--mode: %v", err)
-	}
-	inputs, err := readUploads(files, sandbox.DefaultLimits.WorkspaceBytes)
+	inputs, err := readUploads(files, cfg.Limits.WorkspaceBytes)
 	if err != nil {
 		return err
 	}
-	s, err := setupAgent(ctx, g, d, f, f.model, mode, stdin, stderr)
+	s, err := setupAgent(ctx, cfg, "", "", f.quiet, stdin, stderr)
 	if err != nil {
 		return err
 	}

@@ -47,18 +47,24 @@ type trial struct {
 }
 
 func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Writer) error {
+	cfg, err := g.load(g.runtimeFlags())
+	if err != nil {
+		return err
+	}
+	// The host report is about the linux runtime, whichever is configured.
+	settings, _ := linuxSettings(cfg)
 	report := linux.Probe()
-	requireErr := report.Require(g.allowWeaker)
+	requireErr := report.Require(settings.AllowWeaker)
 	// Before the trials: the runtime they start reclaims some of it.
-	found, leftErr := linux.Leftovers(g.stateDir)
+	found, leftErr := linux.Leftovers(settings.StateDir)
 	leftovers := make([]doctorLeftover, len(found))
 	for i, l := range found {
 		leftovers[i] = doctorLeftover{Leftover: l}
 	}
 	var cleanErr error
 	if clean {
-		_, cleanErr = linux.CleanLeftovers(g.stateDir)
-		left, err := linux.Leftovers(g.stateDir)
+		_, cleanErr = linux.CleanLeftovers(settings.StateDir)
+		left, err := linux.Leftovers(settings.StateDir)
 		if err == nil {
 			// Whatever is still listed was not removed: mark it so.
 			still := map[string]bool{}
@@ -72,13 +78,13 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Wri
 	}
 	var trials []trial
 	if requireErr == nil {
-		rt, err := g.open()
+		rt, err := openRuntime(cfg)
 		if err != nil {
 			requireErr = err
 		} else {
 			defer rt.Close()
 			for _, lang := range sandbox.Languages() {
-				trials = append(trials, tryLanguage(ctx, rt, lang, g.rootFS))
+				trials = append(trials, tryLanguage(ctx, rt, lang, settings.RootFS))
 			}
 		}
 	}

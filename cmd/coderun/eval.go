@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -124,6 +125,18 @@ func (f *evalFlags) limits() (sandbox.Limits, error) {
 }
 
 func runEval(ctx context.Context, g *globalFlags, f *evalFlags, problemsPath string, stdout, stderr io.Writer) error {
+	cfg, err := g.load(g.runtimeFlags(), []binding{{"pool", "runtime.linux.pool", &f.pool}, {"zygote", "runtime.linux.zygote", &f.zygote}})
+	if err != nil {
+		return err
+	}
+	// eval's own defaults, unless the configuration or a flag says otherwise:
+	// a pool for its concurrency, and the zygote.
+	if err := cfg.SetDefault("runtime.linux.pool", strconv.Itoa(max(f.pool, 0))); err != nil {
+		return err
+	}
+	if err := cfg.SetDefault("runtime.linux.zygote", strconv.FormatBool(f.zygote)); err != nil {
+		return err
+	}
 	format, err := eval.ParseFormat(f.format)
 	if err != nil {
 		return usagef("--format: %v", err)
@@ -205,9 +218,7 @@ func runEval(ctx context.Context, g *globalFlags, f *evalFlags, problemsPath str
 	start := time.Now()
 	var runErr error
 	if len(todo) > 0 {
-		g.pool = max(f.pool, 0)
-		g.zygote = f.zygote
-		rt, err := g.open()
+		rt, err := openRuntime(cfg)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coderun/coderun/app"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -34,6 +35,20 @@ type execFlags struct {
 	output    string
 	workspace string
 	openFiles int
+}
+
+// limitFlags are exec's limit flags: they override the configuration's
+// limits (limits.*).
+func (f *execFlags) limitFlags() []binding {
+	return []binding{
+		{"timeout", "limits.timeout", &f.wall},
+		{"cpu-time", "limits.cpu_time", &f.cpu},
+		{"memory", "limits.memory", &f.memory},
+		{"processes", "limits.processes", &f.procs},
+		{"output-limit", "limits.output_limit", &f.output},
+		{"workspace-size", "limits.workspace_size", &f.workspace},
+		{"open-files", "limits.open_files", &f.openFiles},
+	}
 }
 
 func newExecCmd(g *globalFlags) *cobra.Command {
@@ -74,7 +89,11 @@ succeeded but some of its files could not be saved under --out.`,
   echo 'console.log(6*7)' | coderun exec --lang node --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExec(cmd.Context(), g, f, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			cfg, err := g.load(g.runtimeFlags(), f.limitFlags())
+			if err != nil {
+				return err
+			}
+			return runExec(cmd.Context(), cfg, f, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
@@ -97,9 +116,9 @@ succeeded but some of its files could not be saved under --out.`,
 	return cmd
 }
 
-// request turns the flags into a sandbox.Request, reading code, stdin and
-// uploads. Errors here mean nothing ran.
-func (f *execFlags) request(args []string, stdin io.Reader) (sandbox.Request, error) {
+// request turns the flags into a sandbox.Request with limits l, reading
+// code, stdin and uploads. Errors here mean nothing ran.
+func (f *execFlags) request(args []string, stdin io.Reader, l sandbox.Limits) (sandbox.Request, error) {
 	var req sandbox.Request
 	codeFromStdin := false
 	switch {
@@ -139,11 +158,11 @@ func (f *execFlags) request(args []string, stdin io.Reader) (sandbox.Request, er
 			req.Language = lang
 		}
 	}
-	l, err := f.limits()
-	if err != nil {
-		return req, err
+	if l.WallTime <= 0 || l.CPUTime <= 0 || l.Processes <= 0 || l.OpenFiles <= 0 || l.Memory <= 0 || l.OutputBytes <= 0 || l.WorkspaceBytes <= 0 {
+		return req, usagef("limits must be positive")
 	}
 	req.Limits = l
+	var err error
 	switch f.stdin {
 	case "":
 	case "-":
@@ -180,25 +199,6 @@ func (f *execFlags) request(args []string, stdin io.Reader) (sandbox.Request, er
 	return req, nil
 }
 
-// limits reads the limit flags.
-func (f *execFlags) limits() (sandbox.Limits, error) {
-	l := sandbox.Limits{WallTime: f.wall, CPUTime: f.cpu, Processes: f.procs, OpenFiles: f.openFiles}
-	for _, s := range []struct {
-		flag, value string
-		dst         *int64
-	}{{"--memory", f.memory, &l.Memory}, {"--output-limit", f.output, &l.OutputBytes}, {"--workspace-size", f.workspace, &l.WorkspaceBytes}} {
-		n, err := sandbox.ParseBytes(s.value)
-		if err != nil {
-			return l, usagef("%s: %v", s.flag, err)
-		}
-		*s.dst = n
-	}
-	if l.WallTime <= 0 || l.CPUTime <= 0 || l.Processes <= 0 || l.OpenFiles <= 0 || l.Memory <= 0 || l.OutputBytes <= 0 || l.WorkspaceBytes <= 0 {
-		return l, usagef("limits must be positive")
-	}
-	return l, nil
-}
-
 // outBytes is the most --out saves, each file and all together: --out-limit,
 // or the workspace's size (all a run could honestly have written).
 func (f *execFlags) outBytes(l sandbox.Limits) (int64, error) {
@@ -215,8 +215,8 @@ func (f *execFlags) outBytes(l sandbox.Limits) (int64, error) {
 	return n, nil
 }
 
-func runExec(ctx context.Context, g *globalFlags, f *execFlags, args []string, stdout, stderr io.Writer) error {
-	req, err := f.request(args, os.Stdin)
+func runExec(ctx context.Context, cfg *app.Config, f *execFlags, args []string, stdout, stderr io.Writer) error {
+	req, err := f.request(args, os.Stdin, cfg.Limits)
 	if err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func runExec(ctx context.Context, g *globalFlags, f *execFlags, args []string, s
 			return err
 		}
 	}
-	rt, err := g.open()
+	rt, err := openRuntime(cfg)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,10 @@
 // Command coderun runs untrusted, model-written code in a sandbox and says
 // exactly what happened.
 //
-// The command is a thin layer over the library: flags become a
-// sandbox.Request, the runtime runs it, and the Result is rendered.
+// The command is a thin layer over the library: flags override the
+// configuration (package app: file < environment < flags), app's
+// constructors build the runtime, the store, the model and the agent, and
+// what they return is rendered.
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/coderun/coderun/app"
 	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/store"
@@ -25,7 +28,7 @@ import (
 //	     doctor found a required layer missing, a notebook cell failed
 //	2    bad flags, arguments, input or configuration (an unknown flag or
 //	     subcommand, a missing argument, an unknown run id, no model or API
-//	     key): nothing ran
+//	     key, a bad configuration file): nothing ran
 //	3    ask: the run is paused, awaiting a person's approval
 //	124  a wall-time or CPU-time limit (as timeout(1))
 //	125  the sandbox could not be set up (not root, an isolation layer
@@ -71,7 +74,8 @@ func run(args []string) int {
 // errorExitCode is the status for an error a command returned (see the table).
 func errorExitCode(err error) int {
 	switch {
-	case errors.Is(err, sandbox.ErrInvalid), isUsage(err), errors.Is(err, llm.ErrAuth), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, sandbox.ErrInvalid), isUsage(err), errors.Is(err, llm.ErrAuth), errors.Is(err, store.ErrNotFound),
+		errors.Is(err, app.ErrConfig):
 		return exitUsage
 	case isSetup(err):
 		return exitSetup
@@ -117,7 +121,8 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newEvalCmd(g))
 	root.AddCommand(newAskCmd(g), newRunsCmd(g), newReviewCmd(g))
 	root.AddCommand(newReplCmd(g), newNotebookCmd(g))
-	root.AddCommand(newVersionCmd())
+	root.AddCommand(newVersionCmd(), newConfigCmd(g))
+	g.registerConfig(root)
 	// The runtime's flags belong to the commands that start sandboxes, and
 	// only their help shows them.
 	for _, path := range runtimeCommands {

@@ -68,7 +68,11 @@ func runNotebook(ctx context.Context, g *globalFlags, f *notebookFlags, path str
 		// "nb.ipynb: line 4, column 1: ...": where, and what was expected.
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	cfg, err := f.config(nb.Language())
+	c, err := g.load(g.runtimeFlags(), f.flags())
+	if err != nil {
+		return err
+	}
+	cfg, err := f.config(c, nb.Language())
 	if err != nil {
 		return err
 	}
@@ -81,7 +85,7 @@ func runNotebook(ctx context.Context, g *globalFlags, f *notebookFlags, path str
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, closeAll, err := openSession(ctx, g, cfg)
+	s, closeAll, err := openSession(ctx, c, cfg)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coderun/coderun/app"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/session"
 	"github.com/spf13/cobra"
@@ -50,27 +51,31 @@ func (f *sessionFlags) register(cmd *cobra.Command, langHelp string) {
 	fl.StringVar(&f.workspace, "workspace-size", sandbox.FormatBytes(d.WorkspaceBytes), "bytes writable in /work, /tmp and /dev/shm together")
 }
 
-// config turns the flags into a session.Config; lang is used when --lang is not given.
-func (f *sessionFlags) config(lang sandbox.Language) (session.Config, error) {
-	cfg := session.Config{Language: lang, Preload: f.preload}
+// flags are the session's flags: they override the configuration's
+// session.*.
+func (f *sessionFlags) flags() []binding {
+	return []binding{
+		{"timeout", "session.timeout", &f.timeout},
+		{"grace", "session.grace", &f.grace},
+		{"memory", "session.memory", &f.memory},
+		{"processes", "session.processes", &f.procs},
+		{"output-limit", "session.output_limit", &f.output},
+		{"workspace-size", "session.workspace_size", &f.workspace},
+		{"preload", "session.preload", &f.preload},
+	}
+}
+
+// config is the session's configuration from c, with the flags' language
+// (lang when --lang is not given), environment and files.
+func (f *sessionFlags) config(c *app.Config, lang sandbox.Language) (session.Config, error) {
+	cfg := c.SessionConfig(lang)
 	if f.lang != "" {
 		cfg.Language = sandbox.Language(f.lang)
 	}
-	l := session.Limits{CellTime: f.timeout, Grace: f.grace, Processes: f.procs}
-	for _, s := range []struct {
-		flag, value string
-		dst         *int64
-	}{{"--memory", f.memory, &l.Memory}, {"--output-limit", f.output, &l.CellOutput}, {"--workspace-size", f.workspace, &l.WorkspaceBytes}} {
-		n, err := sandbox.ParseBytes(s.value)
-		if err != nil {
-			return cfg, usagef("%s: %v", s.flag, err)
-		}
-		*s.dst = n
-	}
+	l := cfg.Limits
 	if l.CellTime <= 0 || l.Grace <= 0 || l.Processes <= 0 || l.Memory <= 0 || l.CellOutput <= 0 || l.WorkspaceBytes <= 0 {
 		return cfg, usagef("limits must be positive")
 	}
-	cfg.Limits = l
 	var err error
 	if cfg.Env, err = parseKV(f.env, "--env"); err != nil {
 		return cfg, err
@@ -82,15 +87,15 @@ func (f *sessionFlags) config(lang sandbox.Language) (session.Config, error) {
 }
 
 // openSession builds the runtime and a session in it.
-func openSession(ctx context.Context, g *globalFlags, cfg session.Config) (*session.Session, func(), error) {
-	rt, err := g.open()
+func openSession(ctx context.Context, c *app.Config, cfg session.Config) (*session.Session, func(), error) {
+	rt, err := openRuntime(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	irt, ok := rt.(sandbox.Interactive)
-	if !ok {
+	irt, err := app.Interactive(rt)
+	if err != nil {
 		rt.Close()
-		return nil, nil, fmt.Errorf("the %s runtime does not support sessions", rt.Name())
+		return nil, nil, err
 	}
 	s, err := session.New(ctx, irt, cfg)
 	if err != nil {
@@ -144,7 +149,11 @@ status is then 1 if any cell did not end ok.`,
 }
 
 func runRepl(ctx context.Context, g *globalFlags, f *replFlags, stdin *os.File, stdout, stderr io.Writer) error {
-	cfg, err := f.config(sandbox.Python)
+	c, err := g.load(g.runtimeFlags(), f.flags())
+	if err != nil {
+		return err
+	}
+	cfg, err := f.config(c, sandbox.Python)
 	if err != nil {
 		return err
 	}
@@ -152,7 +161,7 @@ func runRepl(ctx context.Context, g *globalFlags, f *replFlags, stdin *os.File, 
 	if interactive {
 		fmt.Fprintf(stderr, "coderun repl: starting a %s session…\n", cfg.Language)
 	}
-	s, closeAll, err := openSession(ctx, g, cfg)
+	s, closeAll, err := openSession(ctx, c, cfg)
 	if err != nil {
 		return err
 	}

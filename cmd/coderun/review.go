@@ -16,7 +16,7 @@ import (
 )
 
 func newReviewCmd(g *globalFlags) *cobra.Command {
-	d := &dataFlags{}
+	d := &dataFlags{g: g}
 	cmd := &cobra.Command{
 		Use:   "review",
 		Short: "The review queue: runs awaiting approval, failed runs, unverified answers",

@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,105 +15,48 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/agent"
+	"github.com/coderun/coderun/app"
 	"github.com/coderun/coderun/store"
-	"github.com/coderun/coderun/store/sqlite"
 	"github.com/spf13/cobra"
 )
 
 // dataFlags locate the store of agent runs.
-type dataFlags struct{ dir string }
+type dataFlags struct {
+	dir string
+	g   *globalFlags
+}
 
 func (d *dataFlags) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&d.dir, "data-dir", "", "directory of the run records (default $CODERUN_DATA_DIR, else $XDG_DATA_HOME/coderun, else ~/.local/share/coderun)")
 }
 
-// envLease names the environment variable that sets how long a process
-// holds a run it drives without renewing (default store.DefaultLease): a
-// run whose process was killed shows as interrupted, and can be resumed,
-// once that much time has passed.
-const envLease = "CODERUN_LEASE"
-
-// runStore is the CLI's tenant (the default one) of the store in the data
-// directory, with the database to close.
-type runStore struct {
-	store.Tenant
-	db *sqlite.DB
+// flags are the store's flags.
+func (d *dataFlags) flags() []binding {
+	return []binding{{"data-dir", "store.data_dir", &d.dir}}
 }
 
-func (s *runStore) Close() error { return s.db.Close() }
-
-func (d *dataFlags) open(ctx context.Context) (*runStore, error) {
-	dir, err := d.directory()
+// open opens the CLI's tenant (the default one) of the configured store.
+func (d *dataFlags) open(ctx context.Context) (*app.Store, error) {
+	cfg, err := d.g.load(d.flags())
 	if err != nil {
 		return nil, err
 	}
-	opts, err := storeOptions()
-	if err != nil {
-		return nil, err
-	}
-	db, err := sqlite.Open(ctx, dir, opts)
-	if err != nil {
-		return nil, err
-	}
-	return defaultTenant(db)
+	return cfg.OpenStore(ctx, store.DefaultTenant)
 }
 
 // view opens the store for a command that only reads it: where there is no
 // database yet, it reads an empty one instead of creating the data
 // directory and a database.
-func (d *dataFlags) view(ctx context.Context) (*runStore, error) {
-	dir, err := d.directory()
+func (d *dataFlags) view(ctx context.Context) (*app.Store, error) {
+	cfg, err := d.g.load(d.flags())
 	if err != nil {
 		return nil, err
 	}
-	opts, err := storeOptions()
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, sqlite.FileName)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		path = ":memory:"
-	}
-	db, err := sqlite.OpenFile(ctx, path, opts)
-	if err != nil {
-		return nil, err
-	}
-	return defaultTenant(db)
-}
-
-// directory is the data directory: --data-dir, else the default.
-func (d *dataFlags) directory() (string, error) {
-	if d.dir != "" {
-		return d.dir, nil
-	}
-	return sqlite.DefaultDir(os.Getenv)
-}
-
-// storeOptions reads the lease from the environment.
-func storeOptions() (sqlite.Options, error) {
-	var opts sqlite.Options
-	if v := os.Getenv(envLease); v != "" {
-		lease, err := time.ParseDuration(v)
-		if err != nil || lease <= 0 {
-			return opts, usagef("$%s=%q: want a positive duration such as 30s", envLease, v)
-		}
-		opts.Lease = lease
-	}
-	return opts, nil
-}
-
-// defaultTenant is the CLI's tenant of db.
-func defaultTenant(db *sqlite.DB) (*runStore, error) {
-	tn, err := db.Tenant(store.DefaultTenant)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	return &runStore{Tenant: tn, db: db}, nil
+	return cfg.ViewStore(ctx, store.DefaultTenant)
 }
 
 func newRunsCmd(g *globalFlags) *cobra.Command {
-	d := &dataFlags{}
+	d := &dataFlags{g: g}
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List, show, export, resume and summarise agent runs",
@@ -301,7 +241,11 @@ lease has expired: 30s after its last renewal, or $CODERUN_LEASE.`,
 }
 
 func resumeRun(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags, id string, stdin io.Reader, stdout, stderr io.Writer) error {
-	st, err := d.open(ctx)
+	cfg, err := g.load(g.runtimeFlags(), d.flags(), f.flags(false))
+	if err != nil {
+		return err
+	}
+	st, err := cfg.OpenStore(ctx, store.DefaultTenant)
 	if err != nil {
 		return err
 	}
@@ -313,11 +257,12 @@ func resumeRun(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags,
 	if run.Status.Final() {
 		return fmt.Errorf("run %s has already ended (%s)", run.ID, run.Status)
 	}
-	spec := f.model
-	if spec == "" {
-		spec = run.Model
+	// The run's own model, unless --model says otherwise.
+	spec := run.Model
+	if cfg.Source("model.spec").Kind == app.FromOverride {
+		spec = cfg.Model.Spec
 	}
-	s, err := setupAgent(ctx, g, d, f, spec, agent.Mode(run.Mode), stdin, stderr)
+	s, err := setupAgent(ctx, cfg, spec, agent.Mode(run.Mode), f.quiet, stdin, stderr)
 	if err != nil {
 		return err
 	}
