@@ -263,7 +263,7 @@ type run struct {
 	// from a thread the cell left behind) changes nothing.
 	final event
 	done  chan struct{}
-	stop     chan struct{} // Interrupt
+	stop  chan struct{} // Interrupt
 }
 
 // Execute runs one cell and returns it once it has ended: ok, failed,
