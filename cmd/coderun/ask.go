@@ -51,7 +51,7 @@ func (f *agentFlags) register(cmd *cobra.Command, withSettings bool) {
 	fl.StringVar(&f.model, "model", "", "model as provider:model, e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, ollama:qwen2.5-coder (default $CODERUN_MODEL; for a stored run, its own)")
 	fl.StringVar(&f.approve, "approve", "ask", "code the policy flags: ask (at the terminal; rejected when not interactive), all, none, or defer (pause the run for coderun review approve)")
 	fl.StringVar(&f.policyFile, "policy", "", "policy file (YAML or JSON) instead of the default policy")
-	fl.StringVarP(&f.out, "out", "o", "", "save the files and plots the run produced into this directory")
+	fl.StringVar(&f.out, "out", "", "save the files and plots the run produced into this directory")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress on standard error")
 	if !withSettings {

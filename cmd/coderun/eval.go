@@ -22,6 +22,7 @@ import (
 
 type evalFlags struct {
 	samples     string
+	quiet       bool
 	output      string
 	format      string
 	challenge   bool
@@ -97,6 +98,7 @@ with --strict, bad input; 130 when interrupted; 1 for other failures.`,
 	fl.StringVar(&f.summary, "summary", "", "also write the summary as JSON to this file")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON on standard output (needs --output)")
 	fl.StringVar(&f.progress, "progress", "auto", "progress report on standard error: auto (a bar on a terminal, else lines), bar, lines, none")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on standard error (as --progress none)")
 	fl.DurationVar(&f.every, "progress-every", 10*time.Second, "interval of progress lines when not on a terminal")
 	fl.DurationVarP(&f.wall, "timeout", "t", 10*time.Second, "wall-time limit per item")
 	fl.DurationVar(&f.cpu, "cpu-time", 10*time.Second, "CPU-time limit per item")
@@ -155,6 +157,9 @@ func runEval(ctx context.Context, g *globalFlags, f *evalFlags, problemsPath str
 	}
 	if f.json && f.output == "" {
 		return usagef("--json prints the summary on standard output, where the verdicts go without --output")
+	}
+	if f.quiet {
+		f.progress = "none"
 	}
 	mode, err := progressMode(f.progress, stderr)
 	if err != nil {

@@ -102,7 +102,7 @@ succeeded but some of its files could not be saved under --out.`,
 	fl.StringVar(&f.stdin, "stdin", "", "file fed to the program's standard input (- for this command's own)")
 	fl.StringArrayVarP(&f.files, "file", "f", nil, "upload a file: LOCAL[:REMOTE], REMOTE relative to the workspace (repeatable)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
-	fl.StringVarP(&f.out, "out", "o", "", "save files the run created or changed into this directory (regular files and directories only)")
+	fl.StringVar(&f.out, "out", "", "save files the run created or changed into this directory (regular files and directories only)")
 	fl.StringVar(&f.outLimit, "out-limit", "", "most bytes --out saves, each file and all together (default: the workspace size)")
 	fl.BoolVar(&f.json, "json", false, "print the full result as JSON")
 	d := sandbox.DefaultLimits

@@ -121,3 +121,23 @@ func TestRuntimeFlagsWhereTheyApply(t *testing.T) {
 		t.Errorf("runs list --rootfs: exit %d, want %d", r.code, exitUsage)
 	}
 }
+
+// -o means one thing on every command: --output, a file; the directory a
+// run's files are saved to is --out, with no short form.
+func TestShortOptionsMeanOneThing(t *testing.T) {
+	t.Parallel()
+	for _, c := range [][]string{{"exec"}, {"ask"}, {"eval"}, {"notebook", "run"}, {"runs", "export"}} {
+		r := coderun(t, "", append(c, "--help")...)
+		if strings.Contains(r.stdout, "-o, --out ") {
+			t.Errorf("%v: -o is --out (a directory):\n%s", c, r.stdout)
+		}
+		if strings.Contains(r.stdout, "-o,") && !strings.Contains(r.stdout, "-o, --output ") {
+			t.Errorf("%v: -o is not --output:\n%s", c, r.stdout)
+		}
+	}
+	for _, c := range [][]string{{"ask"}, {"eval"}, {"notebook", "run"}} {
+		if r := coderun(t, "", append(c, "--help")...); !strings.Contains(r.stdout, "-q, --quiet") {
+			t.Errorf("%v has no -q, --quiet", c)
+		}
+	}
+}
