@@ -2,8 +2,9 @@
 # Tries the README's two quick-start commands as a newcomer would, on a fresh
 # Debian 12: a minimal root made by debootstrap in a directory of its own,
 # this repository cloned into it (committed work only), then scripts/run.sh
-# and scripts/test.sh run inside it as root (chroot, with /proc, /sys, /dev
-# bound in: the sandbox needs the host's kernel and cgroups). Nothing of the
+# and scripts/test.sh run inside it as root (in a mount namespace pivoted
+# into it, with /proc, /sys, /dev bound in: the sandbox needs the host's
+# kernel and cgroups). Nothing of the
 # machine's own Go, packages or module cache is used: the two commands must
 # install what they need.
 #
@@ -63,9 +64,22 @@ rm -rf "$root/src/coderun"
 mkdir -p "$root/src"
 git clone -q "$repo" "$root/src/coderun"
 
+# inside runs a command as root of the fresh system. Not chroot(2): the
+# kernel refuses a new user namespace to a process whose root is not its
+# mount namespace's, and every sandbox starts one. So: a mount namespace of
+# its own, pivoted into the fresh root.
 inside() {
-  chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    TERM=dumb LANG=C.UTF-8 CI=true /bin/bash -c "$1"
+  unshare --mount --propagation private /bin/bash -c '
+    set -e
+    mount --rbind "$0" "$0"
+    cd "$0"
+    mkdir -p .old-root
+    pivot_root . .old-root
+    cd /
+    umount -l /.old-root
+    rmdir /.old-root
+    exec /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      TERM=dumb LANG=C.UTF-8 CI=true /bin/bash -c "$1"' "$root" "$1"
 }
 step "what a fresh Debian has"
 inside 'command -v go python3 node gcc git || true; ls /usr/local/go 2>/dev/null || echo "no /usr/local/go"'
