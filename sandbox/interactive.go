@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"time"
 )
 
 // Interactive is implemented by runtimes that keep a sandbox alive across
@@ -82,6 +83,11 @@ type Process interface {
 	// interpreter's word. A runtime that cannot observe it returns an error
 	// wrapping errors.ErrUnsupported.
 	AwaitingInput() (bool, error)
+	// CPUTime is the CPU time (user and system) the program and every
+	// process it started have used so far, as the host accounts it; a
+	// session bounds a cell's CPU time with it. A runtime that cannot
+	// measure it returns an error wrapping errors.ErrUnsupported.
+	CPUTime() (time.Duration, error)
 }
 
 // Archiver is implemented by a Sandbox that moves files in and out of its

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -257,6 +258,20 @@ func pipeLink(f *os.File) (string, error) {
 // of the program's stdin pipe. The host holds that pipe's only write end
 // (the sandbox cannot open it for writing: the pipe is host root's, mode
 // 0600), so a read blocked on it stays blocked until the host writes.
+// CPUTime reads the sandbox's cgroup: the program's CPU time since it was
+// launched (its processes are the only ones in the group).
+func (p *process) CPUTime() (time.Duration, error) {
+	cg := p.ex.b.cg
+	if cg == nil {
+		return 0, fmt.Errorf("cpu time without cgroups: %w", errors.ErrUnsupported)
+	}
+	st, err := cg.stats()
+	if err != nil {
+		return 0, err
+	}
+	return max(0, st.cpu-p.ex.base.cpu), nil
+}
+
 func (p *process) AwaitingInput() (bool, error) {
 	if p.done() {
 		return false, errors.New("program has ended")

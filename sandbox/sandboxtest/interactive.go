@@ -45,6 +45,7 @@ func (h *harness) interactive(t *testing.T) {
 		{"FilesWhileRunning", l.filesWhileRunning},
 		{"Isolation", l.isolation},
 		{"AwaitingInput", l.awaitingInput},
+		{"CPUTime", l.cpuTime},
 		{"Archive", l.archive},
 	})
 }
@@ -772,6 +773,50 @@ while True:
 	if _, err := lp.p.AwaitingInput(); err == nil {
 		t.Fatal("AwaitingInput reported no error for a program that has ended")
 	}
+}
+
+// cpuTime: a program's CPU time, as the host accounts it, grows while it
+// computes, hardly at all while it waits, and counts its children.
+func (l *longLived) cpuTime(t *testing.T) {
+	sb := l.newSandbox(t, sandbox.Spec{})
+	lp := start(t, sb, pyProg(`import os, subprocess, sys, time
+while True:
+    cmd = os.read(0, 100).strip()
+    if cmd == b"spin":
+        end = time.process_time() + 0.4
+        while time.process_time() < end:
+            pass
+    elif cmd == b"child":
+        subprocess.run([sys.executable, "-c", "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass"])
+    os.write(1, cmd + b" done\n")
+`))
+	cpu := func() time.Duration {
+		t.Helper()
+		d, err := lp.p.CPUTime()
+		if errors.Is(err, errors.ErrUnsupported) {
+			t.Skipf("the runtime cannot measure a program's CPU time: %v", err)
+		}
+		if err != nil {
+			t.Fatalf("CPUTime: %v", err)
+		}
+		return d
+	}
+	before := cpu()
+	for _, cmd := range []string{"spin", "child"} {
+		lp.send(cmd + "\n")
+		lp.expect(cmd + " done")
+		after := cpu()
+		if after-before < 300*time.Millisecond {
+			t.Errorf("%s: CPU time grew by %s for 0.4 s of computing", cmd, after-before)
+		}
+		before = after
+	}
+	time.Sleep(300 * time.Millisecond)
+	if idle := cpu() - before; idle > 100*time.Millisecond {
+		t.Errorf("CPU time grew by %s while the program waited", idle)
+	}
+	lp.p.Kill()
+	lp.wait()
 }
 
 // awaiting asks p whether it awaits input, a few times over 10 ms when
