@@ -12,6 +12,7 @@ import (
 	"image/png"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/llm/llmtest"
@@ -170,6 +171,27 @@ print("saved sales_by_month.png")
 		nb, err := agent.Notebook(t.Context(), h.store, res.RunID)
 		if err != nil || !bytes.Contains(nb, []byte(`"image/png"`)) || !bytes.Contains(nb, []byte("total by month")) {
 			t.Errorf("notebook: %v\n%.400s", err, nb)
+		}
+	})
+}
+
+// A steps-mode cell is bounded by the run's CPU-time limit, as a
+// single-mode program is (the limit used to stop at the session).
+func TestStepsModeCPULimit(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := stepsHarness(t, protocol,
+			llmtest.RunCode("c1", "python", "x = 0\nwhile True:\n    x += 1\n"),
+		)
+		h.cfg.Limits.CPUTime = time.Second
+		h.cfg.Limits.WallTime = 30 * time.Second
+		res := h.run("Count as far as you can.")
+		_, steps := h.steps(res.RunID)
+		cell := decode[agent.ExecutionRecord](t, steps, agent.StepExecution, 0)
+		if cell.Reason != sandbox.ReasonCPULimit {
+			t.Fatalf("the cell ended by %q, want %q: %+v", cell.Reason, sandbox.ReasonCPULimit, cell)
+		}
+		if res.Outcome == agent.OutcomeAnswered {
+			t.Fatalf("answered: %+v", res.Answer)
 		}
 	})
 }

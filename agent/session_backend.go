@@ -37,7 +37,7 @@ func (b SessionBackend) Open(ctx context.Context, ws Workspace) (Executor, error
 	s, err := session.New(ctx, b.Runtime, session.Config{
 		Language: sandbox.Python,
 		Limits: session.Limits{Memory: lim.Memory, Processes: lim.Processes, OpenFiles: lim.OpenFiles,
-			WorkspaceBytes: lim.WorkspaceBytes, CellTime: lim.WallTime, CellOutput: lim.OutputBytes},
+			WorkspaceBytes: lim.WorkspaceBytes, CellTime: lim.WallTime, CellCPU: lim.CPUTime, CellOutput: lim.OutputBytes},
 		Files:   ws.Files,
 		Preload: b.Preload,
 	})
@@ -96,6 +96,10 @@ func (e *sessionExecutor) Execute(ctx context.Context, code Code) (*Execution, e
 	case session.StatusTimeout:
 		rec.Reason, rec.ExitCode = sandbox.ReasonTimeout, -1
 		rec.Error = "the cell reached its time limit and was interrupted"
+		if c.Limit == sandbox.ReasonCPULimit {
+			rec.Reason = sandbox.ReasonCPULimit
+			rec.Error = "the cell reached its CPU-time limit and was interrupted"
+		}
 	case session.StatusInterrupted:
 		rec.Reason, rec.ExitCode = sandbox.ReasonKilled, -1
 		rec.Error = "the cell was interrupted"

@@ -285,6 +285,10 @@ type Cell struct {
 	// cell (after it died or was killed) or before it (after an idle death):
 	// variables and imports are gone, files are kept.
 	Restarted bool `json:"restarted,omitempty"`
+	// Limit names the limit that stopped a StatusTimeout cell: the time
+	// limit (sandbox.ReasonTimeout) or the CPU-time limit
+	// (sandbox.ReasonCPULimit).
+	Limit sandbox.Reason `json:"limit,omitempty"`
 	// RestartError is set when that restart failed.
 	RestartError string `json:"restart_error,omitempty"`
 	// RetryOf is the Index of the failed cell this one retries (0: none);

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -46,6 +47,10 @@ type Limits struct {
 	// interrupted (SIGINT, KeyboardInterrupt in Python) and keeps the
 	// session's state.
 	CellTime time.Duration
+	// CellCPU, when set, is a cell's CPU-time limit (user and system, of
+	// the interpreter and what it started, as the host accounts it): past
+	// it, the cell is interrupted as at its time limit. Zero: none.
+	CellCPU time.Duration
 	// Grace is how long an interrupted cell has to stop before the
 	// interpreter is killed and restarted.
 	Grace time.Duration
@@ -118,7 +123,7 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: session: language %q has no session driver (python, bash)", sandbox.ErrInvalid, c.Language)
 	}
 	l := c.Limits
-	if l.CellTime < 0 || l.Grace < 0 || l.CellOutput < 0 {
+	if l.CellTime < 0 || l.CellCPU < 0 || l.Grace < 0 || l.CellOutput < 0 {
 		return fmt.Errorf("%w: session: negative limit", sandbox.ErrInvalid)
 	}
 	lim := l.spec()
@@ -415,6 +420,7 @@ const (
 	notStopped stopReason = iota
 	stopInterrupt
 	stopTimeout
+	stopCPULimit
 )
 
 // wait follows the cell until it ends or its interpreter does. When it is
@@ -434,6 +440,9 @@ func (s *Session) wait(ctx context.Context, r *run, timeout time.Duration, sendE
 	}
 	limit := time.NewTimer(timeout)
 	defer limit.Stop()
+	cpuDone := make(chan struct{})
+	defer close(cpuDone)
+	cpuLimit := watchCellCPU(in.proc, s.cfg.Limits.CellCPU, cpuDone)
 	var grace <-chan time.Time
 	started, signalled := false, false
 	reason := notStopped
@@ -473,6 +482,9 @@ func (s *Session) wait(ctx context.Context, r *run, timeout time.Duration, sendE
 			}
 		case <-limit.C:
 			stop(stopTimeout)
+		case <-cpuLimit:
+			cpuLimit = nil
+			stop(stopCPULimit)
 		case <-r.stop:
 			stop(stopInterrupt)
 		case <-ctxDone:
@@ -480,7 +492,7 @@ func (s *Session) wait(ctx context.Context, r *run, timeout time.Duration, sendE
 			stop(stopInterrupt)
 		case <-grace:
 			cause := killInterrupt
-			if reason == stopTimeout {
+			if reason == stopTimeout || reason == stopCPULimit {
 				cause = killTimeout
 			}
 			in.kill(cause)
@@ -488,6 +500,48 @@ func (s *Session) wait(ctx context.Context, r *run, timeout time.Duration, sendE
 			return reason
 		}
 	}
+}
+
+// limit is the limit a stop for a limit names.
+func (r stopReason) limit() sandbox.Reason {
+	if r == stopCPULimit {
+		return sandbox.ReasonCPULimit
+	}
+	return sandbox.ReasonTimeout
+}
+
+// watchCellCPU returns a channel that fires once the interpreter has used
+// budget of CPU time from now on, checking no later than the budget left
+// could run out on every CPU at once; nil (never) with no budget, or when
+// the runtime cannot measure CPU time. It stops when done is closed.
+func watchCellCPU(p sandbox.Process, budget time.Duration, done <-chan struct{}) <-chan struct{} {
+	if budget <= 0 {
+		return nil
+	}
+	base, err := p.CPUTime()
+	if err != nil {
+		return nil
+	}
+	fired := make(chan struct{})
+	go func() {
+		for {
+			used, err := p.CPUTime()
+			if err != nil {
+				return // the program has ended: the cell ends with it
+			}
+			left := budget - (used - base)
+			if left <= 0 {
+				close(fired)
+				return
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(max(left/time.Duration(runtime.NumCPU()), 10*time.Millisecond)):
+			}
+		}
+	}()
+	return fired
 }
 
 // finish sets the cell's status from how it ended, and reports whether
@@ -518,10 +572,14 @@ func (s *Session) finish(r *run, stopped stopReason) (died bool) {
 			}
 		}
 		switch stopped {
-		case stopTimeout:
-			c.Status = StatusTimeout
+		case stopTimeout, stopCPULimit:
+			c.Status, c.Limit = StatusTimeout, stopped.limit()
+			what := "time limit"
+			if stopped == stopCPULimit {
+				what = "CPU-time limit (" + s.cfg.Limits.CellCPU.String() + ")"
+			}
 			c.Outputs = append(c.Outputs, Output{Type: TypeStream, Name: "stderr",
-				Text: "coderun: the cell reached its time limit and was interrupted; the session's state is kept.\n"})
+				Text: "coderun: the cell reached its " + what + " and was interrupted; the session's state is kept.\n"})
 			if s.cfg.Language == sandbox.Bash {
 				c.Outputs = append(c.Outputs, interruptError())
 			}
@@ -536,8 +594,8 @@ func (s *Session) finish(r *run, stopped stopReason) (died bool) {
 		end := r.in.ending
 		c.Ended = end
 		switch stopped {
-		case stopTimeout:
-			c.Status = StatusTimeout
+		case stopTimeout, stopCPULimit:
+			c.Status, c.Limit = StatusTimeout, stopped.limit()
 		case stopInterrupt:
 			c.Status = StatusInterrupted
 		default:
