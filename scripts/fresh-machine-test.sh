@@ -48,7 +48,6 @@ if [ -d /usr/local/share/ca-certificates ]; then
   cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-[ -f /etc/apt/sources.list.d/debian.sources ] && cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"
 
 for m in proc sys dev; do
   mkdir -p "$root/$m"
