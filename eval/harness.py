@@ -5,17 +5,14 @@
 # no longer has), runs the tests with the solution's names standing for calls
 # into U, and prints the marker only when every test passed. U answers with
 # plain data only, decoded here without running any of U's code.
-import ast
 import builtins
 import collections
 import ctypes
 import json
-import linecache
 import os
 import signal
 import struct
 import sys
-import traceback
 import types
 
 _FILE = sys._getframe().f_code.co_filename
@@ -193,12 +190,50 @@ class _Conn:
             raise SolutionProtocolError("undecodable message: %s" % e) from None
 
 
+_SOURCES = {}
+
+
 def _register(name, source):
-    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    """Keeps the source compiled under name, for tracebacks (linecache and
+    traceback are imported only to print one: a passing item never pays
+    for them)."""
+    _SOURCES[name] = source
 
 
 def _frames(tb):
+    import linecache
+    import traceback
+
+    for name, source in _SOURCES.items():
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
     return "".join(traceback.format_list([f for f in traceback.extract_tb(tb) if f.filename != _FILE]))
+
+
+def _exception_only(e):
+    import traceback
+
+    return "".join(traceback.format_exception_only(type(e), e))
+
+
+def _parse(source, name="<string>"):
+    """source's syntax tree, without importing ast (PyCF_ONLY_AST)."""
+    return compile(source, name, "exec", 0x400)
+
+
+def _walk(node, into=lambda n: True):
+    """node and the nodes under it (below those for which into is false)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if not into(n):
+            continue
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if type(v) is list:
+                todo.extend(x for x in v if hasattr(x, "_fields"))
+            elif hasattr(v, "_fields"):
+                todo.append(v)
 
 
 # --- U: the solution's process -------------------------------------------
@@ -228,7 +263,7 @@ def _solution(source, setup, conn):
         except Exception:
             args = None
         try:
-            only = "".join(traceback.format_exception_only(type(e), e))
+            only = _exception_only(e)
         except Exception:
             only = type(e).__name__ + "\n"
         conn.send(["E", type(e).__name__, [c.__name__ for c in type(e).__mro__], args, _frames(e.__traceback__), only])
@@ -386,69 +421,60 @@ def _copy_back(orig, new):
         orig.update(new)
 
 
-def _prompt_code(prompt, entry):
-    """The prompt's top-level code but the entry point's definition: the
-    helpers the tests may use (HumanEval/32's poly), trusted as the tests
-    are. None when the prompt alone does not parse."""
-    try:
-        tree = ast.parse(prompt)
-    except SyntaxError:
-        return None
-    tree.body = [s for s in tree.body if not (isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == entry)]
-    return tree
-
-
 def _defined(source):
     """The names a module's top-level code binds (not those of its functions'
     or classes' bodies), or None when it does not parse."""
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
+        tree = _parse(source)
+    except (SyntaxError, ValueError):
         return None
-    names, todo = set(), list(tree.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    scopes = ("FunctionDef", "AsyncFunctionDef", "ClassDef", "Lambda", "ListComp", "SetComp", "DictComp", "GeneratorExp")
+    names = set()
+    for n in _walk(tree, lambda n: type(n).__name__ not in scopes):
+        kind = type(n).__name__
+        if kind in ("FunctionDef", "AsyncFunctionDef", "ClassDef"):
             names.add(n.name)
-            continue
-        if isinstance(n, (ast.Import, ast.ImportFrom)):
+        elif kind in ("Import", "ImportFrom"):
             names.update((a.asname or a.name).partition(".")[0] for a in n.names)
-            continue
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+        elif kind == "Name" and type(n.ctx).__name__ == "Store":
             names.add(n.id)
-        if not isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            todo.extend(ast.iter_child_nodes(n))
     return names
 
 
 def _tests(link, prompt, entry, setup, tests, reference):
     """Runs the tests; which of their names stand for the solution's: for
-    HumanEval the entry point only (the prompt's other definitions are
-    trusted and run here); for MBPP the names the reference solution or the
-    setup code define, or when there is no reference, any that is not a
-    builtin (a solution never shadows a builtin the tests use)."""
+    HumanEval the entry point only (the prompt runs here too, trusted as the
+    tests are, for the helpers they use, and its entry point is then
+    replaced; if the prompt alone does not compile, any name of the tests
+    that is not a builtin); for MBPP the names the reference solution or
+    the setup code define, or when there is no reference, any that is not a
+    builtin (a solution never shadows a builtin the tests use, unless the
+    reference does so too)."""
     link.recv()  # "ready", or how loading the solution failed
     g = {"__name__": "__main__", "__builtins__": builtins}
-    trusted = set()
+    trusted, helpers = set(), False
     if prompt:
-        tree = _prompt_code(prompt, entry)
-        if tree is not None:
+        try:
+            code = compile(prompt, "<prompt>", "exec")
+        except (SyntaxError, ValueError):
+            code = None
+        if code is not None:
             _register("<prompt>", prompt)
-            exec(compile(tree, "<prompt>", "exec"), g)
-            trusted = set(g) - {entry}
+            exec(code, g)
+            g.pop(entry, None)  # the prompt's stub: the solution's stands for it
+            trusted, helpers = set(g), True
     _register("<tests>", tests)
-    tree = ast.parse(tests, "<tests>")
-    if entry:
+    if entry and helpers:
         names = {entry}
     else:
-        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        ours = _defined(reference) if reference else None
+        names = {n.id for n in _walk(_parse(tests, "<tests>")) if type(n).__name__ == "Name"}
+        ours = _defined(reference) if reference and not entry else None
         if ours is None:
-            names -= set(dir(builtins))
+            names = (names - set(dir(builtins))) | ({entry} if entry else set())
         else:
             names &= ours | (_defined(setup) or set())
     g.update(link.resolve(names - trusted))
-    exec(compile(tree, "<tests>", "exec"), g)
+    exec(compile(tests, "<tests>", "exec"), g)
 
 
 def _report(e):
@@ -457,7 +483,7 @@ def _report(e):
     if remote is not None:
         text += remote[0] + remote[1]
     else:
-        text += "".join(traceback.format_exception_only(type(e), e))
+        text += _exception_only(e)
     sys.stdout.flush()
     sys.stderr.write(text)
     sys.stderr.flush()
