@@ -166,6 +166,11 @@ func TestHarnessSemantics(t *testing.T) {
 		{"unbound name at load", he("    assert candidate(0) == 0\n", "    return x\nundefined_name\n"), Failed, "NameError: name 'undefined_name' is not defined", "undefined_name"},
 		{"a test argument that cannot cross", he("    assert candidate(object()) == 0\n", "    return 0\n"), Failed, "the tests passed a object to the solution", "assert candidate(object()) == 0"},
 		{"the harness's /proc is closed to the solution", he("    assert candidate(0) == []\n", "    import os\n    pp, opened = os.getppid(), []\n    for path, flags in (('/proc/%d/mem' % pp, os.O_RDONLY), ('/proc/%d/fd/1' % pp, os.O_WRONLY), ('/proc/%d/fd' % pp, os.O_RDONLY)):\n        try:\n            os.close(os.open(path, flags))\n            opened.append(path)\n        except OSError:\n            pass\n    return opened\n"), Passed, "", ""},
+		{"a prompt that does not parse alone: its helpers come from the solution", func() Item {
+			p := &Problem{TaskID: "T", Format: HumanEval, Language: "python", EntryPoint: "f",
+				Prompt: "def helper(x):\n    return x + 1\n\ndef f(x):\n", Test: "def check(candidate):\n    assert helper(candidate(1)) == 3\n    assert abs(-1) == 1\n"}
+			return p.Item("    return 2 * x\nabs = lambda x: -1\n")
+		}(), Passed, "", ""},
 		{"looping candidate", he("    assert candidate(0) == 0\n", "    while True:\n        pass\n"), Timeout, "", ""},
 	}
 	var its []Item
