@@ -227,17 +227,17 @@ const (
 
 // Result is where a run stands when Run or Resume returns.
 type Result struct {
-	RunID  string
-	Status store.Status
+	RunID  string       `json:"run_id"`
+	Status store.Status `json:"status"`
 	// Outcome names how the run ended; empty while it is paused.
-	Outcome string
+	Outcome string `json:"outcome,omitempty"`
 	// Answer is set when the run answered.
-	Answer *Answer
+	Answer *Answer `json:"answer,omitempty"`
 	// Failure is the honest report of a run without an answer.
-	Failure *FailureReport
+	Failure *FailureReport `json:"failure,omitempty"`
 	// Pending is the code awaiting approval.
-	Pending   *PendingApproval
-	Scorecard store.Scorecard
+	Pending   *PendingApproval `json:"pending,omitempty"`
+	Scorecard store.Scorecard  `json:"scorecard"`
 }
 
 // Agent runs tasks: generate → review → execute → classify → retry or

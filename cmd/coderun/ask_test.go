@@ -142,7 +142,7 @@ func TestAskAnswersAndRecords(t *testing.T) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	var res struct {
-		RunID     string
+		RunID     string `json:"run_id"`
 		Status    string
 		Outcome   string
 		Answer    *agent.Answer
