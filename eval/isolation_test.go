@@ -131,6 +131,23 @@ func TestForgedMBPPVerdicts(t *testing.T) {
 	}
 }
 
+// procVMRead is a completion that reads one byte of the harness's memory at
+// the address of an object both processes have (forked, they share their
+// layout) with process_vm_readv, and attaches to it with ptrace; it returns
+// the two calls' results (-1 when refused). The sandbox's seccomp filter
+// refuses both already; the harness's non-dumpability is a second wall
+// (the /proc case below is the one that only it holds).
+const procVMRead = `    import ctypes, os
+    class iovec(ctypes.Structure):
+        _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(1)
+    local, remote = iovec(ctypes.addressof(buf), 1), iovec(id(None), 1)
+    read = libc.process_vm_readv(os.getppid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+    attach = libc.ptrace(16, os.getppid(), None, None)  # PTRACE_ATTACH
+    return [read, attach]
+`
+
 // What a test may ask of the candidate across the process boundary works as
 // it did in one process: exceptions keep their type (and a builtin base of
 // the solution's own), arguments the candidate mutates are mutated, exact
@@ -165,6 +182,7 @@ func TestHarnessSemantics(t *testing.T) {
 		{"syntax error", he("    assert candidate(0) == 0\n", "    return (\n"), Failed, "SyntaxError", "return ("},
 		{"unbound name at load", he("    assert candidate(0) == 0\n", "    return x\nundefined_name\n"), Failed, "NameError: name 'undefined_name' is not defined", "undefined_name"},
 		{"a test argument that cannot cross", he("    assert candidate(object()) == 0\n", "    return 0\n"), Failed, "the tests passed a object to the solution", "assert candidate(object()) == 0"},
+		{"the harness's memory is closed to process_vm_readv and ptrace", he("    assert candidate(0) == [-1, -1]\n", procVMRead), Passed, "", ""},
 		{"the harness's /proc is closed to the solution", he("    assert candidate(0) == []\n", "    import os\n    pp, opened = os.getppid(), []\n    for path, flags in (('/proc/%d/mem' % pp, os.O_RDONLY), ('/proc/%d/fd/1' % pp, os.O_WRONLY), ('/proc/%d/fd' % pp, os.O_RDONLY)):\n        try:\n            os.close(os.open(path, flags))\n            opened.append(path)\n        except OSError:\n            pass\n    return opened\n"), Passed, "", ""},
 		{"a prompt that does not parse alone: its helpers come from the solution", func() Item {
 			p := &Problem{TaskID: "T", Format: HumanEval, Language: "python", EntryPoint: "f",
