@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/coderun/coderun/internal/plural"
 )
 
 // DefaultK are the k of pass@k reported by default (each only when every
@@ -167,7 +169,7 @@ func percentiles(xs []float64) Percentiles {
 // WriteText writes the summary for people, a few aligned lines.
 func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "items     %d (%d tasks", s.Items, s.Tasks)
+	fmt.Fprintf(&b, "items     %d (%s", s.Items, plural.Count(s.Tasks, "task"))
 	if s.SamplesMax > 1 {
 		if s.SamplesMin == s.SamplesMax {
 			fmt.Fprintf(&b, ", %d samples each", s.SamplesMax)
@@ -191,7 +193,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	if s.Ran > 0 {
 		fmt.Fprintf(&b, "per item  total p50 %.1f ms, p95 %.1f ms, max %.1f ms; in sandbox p50 %.1f ms, p95 %.1f ms\n",
 			s.TotalMS.P50, s.TotalMS.P95, s.TotalMS.Max, s.WallMS.P50, s.WallMS.P95)
-		fmt.Fprintf(&b, "throughput %.1f items/s (%d items in %.2f s)\n", s.ItemsPerSecond, s.Ran, s.ElapsedS)
+		fmt.Fprintf(&b, "throughput %.1f items/s (%s in %.2f s)\n", s.ItemsPerSecond, plural.Count(s.Ran, "item"), s.ElapsedS)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -16,6 +16,7 @@ import (
 	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/agent/telemetry"
 	"github.com/coderun/coderun/app"
+	"github.com/coderun/coderun/internal/plural"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/store"
 	"github.com/spf13/cobra"
@@ -282,8 +283,8 @@ func printResult(stdout, stderr io.Writer, res *agent.Result, saved []string) {
 	if res.Outcome != "" {
 		fmt.Fprintf(stderr, " (%s)", res.Outcome)
 	}
-	fmt.Fprintf(stderr, "; %d attempts, %d retries, %d tokens, model %s, execution %s\n", sc.Attempts, sc.Retries,
-		sc.Tokens(), ms(sc.ModelMS), ms(sc.ExecMS))
+	fmt.Fprintf(stderr, "; %s, %s, %s, model %s, execution %s\n", plural.Count(sc.Attempts, "attempt"), plural.Count(sc.Retries, "retry"),
+		plural.Count(int(sc.Tokens()), "token"), ms(sc.ModelMS), ms(sc.ExecMS))
 }
 
 func failureText(f agent.FailureReport) string {

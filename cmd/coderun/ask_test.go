@@ -162,7 +162,7 @@ func TestAskAnswersAndRecords(t *testing.T) {
 	mustHave(t, "runs list", list.stdout, res.RunID, "succeeded", "answered", e.model)
 	show := e.run("runs", "show", res.RunID[:6])
 	mustHave(t, "runs show", show.stdout, "What is the mean", "mean: 137.5", "The mean is 137.5.",
-		"scorecard: 1 attempts, 0 retries, 2 model calls", "90+30")
+		"scorecard: 1 attempt, 0 retries, 2 model calls", "90+30")
 	exp := e.run("runs", "export", res.RunID, "--format", "json")
 	var x store.Export
 	if err := json.Unmarshal([]byte(exp.stdout), &x); err != nil || len(x.Steps) != 8 || x.Run.ID != res.RunID {

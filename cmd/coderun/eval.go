@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/eval"
+	"github.com/coderun/coderun/internal/plural"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -206,7 +207,7 @@ func runEval(ctx context.Context, g *globalFlags, f *evalFlags, problemsPath str
 			return err
 		}
 		if unknown > 0 {
-			fmt.Fprintf(stderr, "coderun eval: %s has %d verdicts for items not in this eval; they are left alone and not counted\n", f.output, unknown)
+			fmt.Fprintf(stderr, "coderun eval: %s has %s for items not in this eval; they are left alone and not counted\n", f.output, plural.Count(unknown, "verdict"))
 		}
 		if len(kept) > 0 {
 			fmt.Fprintf(stderr, "coderun eval: resuming: %d of %d items already have verdicts in %s\n", len(kept), len(items), f.output)
@@ -249,7 +250,7 @@ func runEval(ctx context.Context, g *globalFlags, f *evalFlags, problemsPath str
 	fmt.Fprintln(stderr, "coderun eval:")
 	_ = sum.WriteText(prefixWriter{stderr, "  "})
 	if n := sum.Counts[eval.Error]; n > 0 {
-		fmt.Fprintf(stderr, "coderun eval: %d items could not be run (status error, see their verdicts)", n)
+		fmt.Fprintf(stderr, "coderun eval: %s could not be run (status error, see their verdicts)", plural.Count(n, "item"))
 		if f.output != "" {
 			fmt.Fprint(stderr, "; run again with --retry-errors to retry them")
 		}
@@ -272,9 +273,9 @@ func runEval(ctx context.Context, g *globalFlags, f *evalFlags, problemsPath str
 	case errors.Is(runErr, context.Canceled):
 		left := len(items) - tally.Done()
 		if f.output != "" {
-			fmt.Fprintf(stderr, "coderun eval: interrupted with %d items left; run the same command again to continue\n", left)
+			fmt.Fprintf(stderr, "coderun eval: interrupted with %s left; run the same command again to continue\n", plural.Count(left, "item"))
 		} else {
-			fmt.Fprintf(stderr, "coderun eval: interrupted with %d items left (use --output FILE to be able to resume)\n", left)
+			fmt.Fprintf(stderr, "coderun eval: interrupted with %s left (use --output FILE to be able to resume)\n", plural.Count(left, "item"))
 		}
 		return exitError{exitKilled}
 	default:

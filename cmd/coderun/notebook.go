@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coderun/coderun/internal/plural"
 	"github.com/coderun/coderun/session"
 	"github.com/spf13/cobra"
 )
@@ -125,7 +126,7 @@ func runNotebook(ctx context.Context, g *globalFlags, f *notebookFlags, path str
 			return errOutputLost("--output", out, werr)
 		}
 		if !f.quiet && out != "-" {
-			fmt.Fprintf(stderr, "wrote %s: %d cells executed, %d not ok, in %s\n", out, done, failed, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(stderr, "wrote %s: %s executed, %d not ok, in %s\n", out, plural.Count(done, "cell"), failed, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	switch {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/app"
+	"github.com/coderun/coderun/internal/plural"
 	"github.com/coderun/coderun/store"
 	"github.com/spf13/cobra"
 )
@@ -329,8 +330,9 @@ func showRun(w io.Writer, exp *store.Export, verbose bool) error {
 	}
 	fmt.Fprintln(w)
 	sc := r.Scorecard
-	fmt.Fprintf(w, "scorecard: %d attempts, %d retries, %d model calls (%d provider retries), %d+%d tokens, model %s, execution %s, active %s\n",
-		sc.Attempts, sc.Retries, sc.ModelCalls, sc.ProviderRetries, sc.InputTokens, sc.OutputTokens, ms(sc.ModelMS), ms(sc.ExecMS), ms(sc.WallMS))
+	fmt.Fprintf(w, "scorecard: %s, %s, %s (%s), %d+%d tokens, model %s, execution %s, active %s\n",
+		plural.Count(sc.Attempts, "attempt"), plural.Count(sc.Retries, "retry"), plural.Count(sc.ModelCalls, "model call"),
+		plural.Count(sc.ProviderRetries, "provider retry"), sc.InputTokens, sc.OutputTokens, ms(sc.ModelMS), ms(sc.ExecMS), ms(sc.WallMS))
 	if len(sc.ErrorKinds) > 0 {
 		var parts []string
 		for _, k := range store.SortedKeys(sc.ErrorKinds) {
@@ -475,7 +477,7 @@ func printStats(w io.Writer, s store.Stats) {
 	}
 	fmt.Fprintf(w, "outcomes:      %s\n", dash(strings.Join(parts, ", ")))
 	fmt.Fprintf(w, "answered:      %.0f%% of ended runs; %.0f%% of answers on the first try\n", 100*s.Answered, 100*s.FirstTry)
-	fmt.Fprintf(w, "attempts:      %d (%.2f per run), %d retries\n", s.Attempts, s.MeanAttempts, s.Retries)
+	fmt.Fprintf(w, "attempts:      %d (%.2f per run), %s\n", s.Attempts, s.MeanAttempts, plural.Count(s.Retries, "retry"))
 	type kv struct {
 		k string
 		v int
