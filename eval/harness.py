@@ -18,8 +18,9 @@ import types
 _FILE = sys._getframe().f_code.co_filename
 _MAX_MESSAGE = 256 << 20
 _MAX_DEPTH = 100
-# Modules the tests may get by name when the solution imported them (MBPP's
-# tests use the solution's `import sys`): T imports its own copy.
+# Modules the tests may get by name when the solution imported them under
+# that name (MBPP's tests use the solution's `import sys`): T imports its
+# own copy. Another module, or one under another name, stays a handle.
 _MODULES = frozenset(("bisect", "cmath", "collections", "copy", "datetime", "decimal", "fractions", "functools", "heapq", "itertools", "math", "operator", "random", "re", "statistics", "string", "sys", "time", "typing"))
 _PLAIN = "only plain data crosses it (None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, collections' Counter, OrderedDict, defaultdict and deque, builtin types)"
 # Builtin types that cross by name (MBPP 533 passes int to the solution), and
@@ -314,11 +315,14 @@ class _Link:
         self.pid, self.conn = pid, conn
         self.classes = {}
 
-    def ref(self, x):
+    def ref(self, x, name=None):
+        """A SolutionObject for a handle; for a module the solution bound to
+        name, with that name (its `import sys`), T's own copy of it when it
+        is a standard one that the tests may use."""
         if len(x) != 3 or type(x[1]) is not int or type(x[2]) is not str:
             raise SolutionProtocolError("malformed object")
-        if x[0] == "m" and (x[2] in _MODULES or x[2] in sys.modules):
-            return __import__(x[2]) if "." not in x[2] else sys.modules[x[2]]
+        if x[0] == "m" and x[2] == name and name in _MODULES:
+            return __import__(name)
         return SolutionObject(x[1], x[2], self)
 
     def recv(self):
@@ -377,7 +381,7 @@ class _Link:
         for item in msg[1] if len(msg) == 2 and type(msg[1]) is list else ():
             if type(item) is not list or len(item) != 2 or type(item[0]) is not str or item[0] not in names:
                 raise SolutionProtocolError("malformed name")
-            out[item[0]] = _decode(item[1], self.ref)
+            out[item[0]] = _decode(item[1], lambda x, name=item[0]: self.ref(x, name))
         return out
 
     def call(self, target, args, kwargs):

@@ -50,6 +50,13 @@ for bad in [1.5, {"a": 1}, [], [7], ["x", 1], ["l", "notalist"], ["d", [[1]]], [
         pass
     else:
         raise AssertionError("accepted %r" % (bad,))
+# A module crosses as T's own copy only under its own name, and only a
+# standard one the tests may use.
+import sys as the_sys
+link = _Link(0, None)
+assert link.ref(["m", 1, "sys"], "sys") is the_sys
+for x, name in [(["m", 1, "cmath"], "math"), (["m", 1, "os"], "os"), (["m", 1, "sys"], None), (["r", 1, "sys"], "sys")]:
+    assert type(link.ref(x, name)) is SolutionObject, (x, name)
 print("ok")
 `
 
