@@ -81,8 +81,11 @@
 // line and, for an exception the candidate raised, the solution's frames,
 // so a verdict's Line is the failing assertion or the solution's line as
 // before. The solution's exit (sys.exit, os._exit, a signal) during the
-// tests ends T the same way, without the marker. The cost is one fork per
-// item and the harness's imports (ctypes, ast, json): a few milliseconds.
+// tests ends T the same way, without the marker. The cost, measured in the
+// sandbox's own CPU accounting with the zygote: about 12 ms of CPU more per
+// item (HumanEval's canonical solutions: 2.8 ms before, 15.6 ms after, median),
+// most of it compiling the harness's source (7 to 10 ms); the fork costs
+// about 2 ms, and the harness's imports nothing, as the zygote has them.
 //
 // Generic {id, code, test} items, and programs in languages other than
 // Python, keep the harness of one process: an epilogue appended to the
