@@ -3,6 +3,8 @@ package session
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -113,15 +115,34 @@ func (p *bashDriverProc) run(id int, code string, started func(c *bashCell)) *ba
 		p.t.Fatal(err)
 	}
 	p.write(req)
-	ev := p.next()
-	if ev.kind != evStarted || ev.id != id {
-		p.t.Fatalf("event %+v, want cell %d started", ev, id)
+	// The cell's markers come on stdout and stderr alike, and the two pipes
+	// are read apart: what the cell wrote on one may be read before the
+	// start marker on the other.
+	c := &bashCell{}
+	for {
+		ev := p.next()
+		if ev.kind == evStarted && ev.id == id {
+			c.count = ev.count
+			break
+		}
+		if ev.kind != evOutput || ev.id != id {
+			p.t.Fatalf("event %+v, want cell %d started", ev, id)
+		}
+		c.add(ev)
 	}
-	c := &bashCell{count: ev.count}
 	if started != nil {
 		started(c)
 	}
 	return p.finish(id, c)
+}
+
+// add keeps an output event's text.
+func (c *bashCell) add(ev event) {
+	if ev.out.Name == "stdout" {
+		c.stdout += ev.out.Text
+	} else {
+		c.stderr += ev.out.Text
+	}
 }
 
 func (p *bashDriverProc) finish(id int, c *bashCell) *bashCell {
@@ -129,10 +150,8 @@ func (p *bashDriverProc) finish(id int, c *bashCell) *bashCell {
 	for {
 		ev := p.next()
 		switch {
-		case ev.kind == evOutput && ev.id == id && ev.out.Name == "stdout":
-			c.stdout += ev.out.Text
-		case ev.kind == evOutput && ev.id == id && ev.out.Name == "stderr":
-			c.stderr += ev.out.Text
+		case ev.kind == evOutput && ev.id == id:
+			c.add(ev)
 		case ev.kind == evDone && ev.id == id:
 			c.done = ev
 			return c
@@ -150,11 +169,7 @@ func (p *bashDriverProc) waitOutput(id int, c *bashCell, want string) {
 		if ev.kind != evOutput || ev.id != id {
 			p.t.Fatalf("event %+v while waiting for %q", ev, want)
 		}
-		if ev.out.Name == "stdout" {
-			c.stdout += ev.out.Text
-		} else {
-			c.stderr += ev.out.Text
-		}
+		c.add(ev)
 	}
 }
 
@@ -201,6 +216,9 @@ func TestBashDriverInterrupt(t *testing.T) {
 	sent := time.Now()
 	c := p.run(2, "echo start\nsleep 60\necho after", func(c *bashCell) {
 		p.waitOutput(2, c, "start\n")
+		// Between two commands the shell may take the signal for itself
+		// and go on: send it once sleep runs, as a person would see it.
+		p.awaitCommand("sleep")
 		sent = time.Now()
 		if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGINT); err != nil {
 			t.Fatal(err)
@@ -216,4 +234,30 @@ func TestBashDriverInterrupt(t *testing.T) {
 	if c.stdout != "7\n" || !c.done.ok {
 		t.Errorf("after the interrupt: stdout %q, done %+v", c.stdout, c.done)
 	}
+}
+
+// awaitCommand waits until a process named comm runs in the driver's
+// process group.
+func (p *bashDriverProc) awaitCommand(comm string) {
+	p.t.Helper()
+	pgrp := strconv.Itoa(p.cmd.Process.Pid)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, st := range stats {
+			data, err := os.ReadFile(st)
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid pgrp ...
+			s := string(data)
+			i := strings.LastIndexByte(s, ')')
+			if i < 0 || !strings.HasSuffix(s[:i], "("+comm) {
+				continue
+			}
+			if f := strings.Fields(s[i+1:]); len(f) > 2 && f[2] == pgrp {
+				return
+			}
+		}
+	}
+	p.t.Fatalf("no %s ran in the driver's process group", comm)
 }
