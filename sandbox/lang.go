@@ -4,15 +4,19 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/coderun/coderun/language"
 )
 
-// Language names an interpreter a request can use.
-type Language string
+// Language names an interpreter a request can use; it is the one
+// [language.Language] every package shares.
+type Language = language.Language
 
+// The languages a request can name.
 const (
-	Python Language = "python"
-	Bash   Language = "bash"
-	Node   Language = "node"
+	Python = language.Python
+	Bash   = language.Bash
+	Node   = language.Node
 )
 
 // Interpreter says which program runs a language inside a sandbox. How a
