@@ -150,6 +150,16 @@ class Driver:
         if h is not self.on_sigint and h is not None:
             self.cell_handler = h
 
+    def take(self, n):
+        """Charges up to n characters of a stream to the budget and returns
+        how many fit: a stream is cut at the limit, whatever the pipe's
+        reads happened to gather."""
+        k = min(n, self.budget)
+        self.budget -= k
+        if k < n:
+            self.truncated = True
+        return k
+
     def spend(self, n):
         """Charges n bytes to the cell's output budget; False once it is spent."""
         if self.budget < n:
@@ -206,8 +216,9 @@ class Driver:
                 break
             chunks.append(dec.decode(b))
         text = "".join(chunks)
-        if text and self.spend(len(text)):
-            self.send({"type": "stream", "id": self.id, "name": name, "text": text})
+        keep = self.take(len(text)) if text else 0
+        if keep:
+            self.send({"type": "stream", "id": self.id, "name": name, "text": text[:keep]})
 
     def sync(self):
         """Sends all output written so far. Callers hold the lock."""
