@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/policy"
 	"github.com/coderun/coderun/sandbox"
@@ -168,7 +169,7 @@ func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (Verdict
 // ApprovalRequest is code waiting for a person's decision.
 type ApprovalRequest struct {
 	RunID    string
-	Language string
+	Language language.Language
 	Code     string
 	Decision policy.Decision
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/store"
 )
@@ -144,7 +145,8 @@ func (r *runner) timeSpent() (transition, bool) {
 // output of the last attempt.
 func (r *runner) report(outcome, summary string) *FailureReport {
 	rep := &FailureReport{Outcome: outcome, Summary: summary, Attempts: r.st.Score.Attempts}
-	var code, lang, intent string
+	var code, intent string
+	var lang language.Language
 	if last := r.st.Last; last != nil {
 		code, lang, intent = last.Code, last.Language, last.Intent
 		out := strings.TrimRight(tail(last.Stdout, 20, 2000), "\n")
@@ -173,7 +175,7 @@ func (r *runner) report(outcome, summary string) *FailureReport {
 
 // intentOf says what the code was trying to do: the model's own words, or
 // the code's leading comment, or the task.
-func intentOf(said, lang, code, task string) string {
+func intentOf(said string, lang language.Language, code, task string) string {
 	if s := strings.TrimSpace(said); s != "" {
 		return oneLine(s, 400)
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/policy"
 	"github.com/coderun/coderun/store"
@@ -84,25 +85,25 @@ type state struct {
 }
 
 type pendingCode struct {
-	Language string           `json:"language"`
-	Code     string           `json:"code"`
-	CallID   string           `json:"call_id,omitempty"`
-	Source   string           `json:"source"`
-	Intent   string           `json:"intent,omitempty"`
-	Decision *policy.Decision `json:"decision,omitempty"`
-	Approved bool             `json:"approved,omitempty"`
+	Language language.Language `json:"language"`
+	Code     string            `json:"code"`
+	CallID   string            `json:"call_id,omitempty"`
+	Source   string            `json:"source"`
+	Intent   string            `json:"intent,omitempty"`
+	Decision *policy.Decision  `json:"decision,omitempty"`
+	Approved bool              `json:"approved,omitempty"`
 }
 
 type cell struct {
-	Attempt  int        `json:"attempt"`
-	Language string     `json:"language"`
-	Code     string     `json:"code"`
-	Intent   string     `json:"intent,omitempty"`
-	Stdout   string     `json:"stdout,omitempty"`
-	Stderr   string     `json:"stderr,omitempty"`
-	Result   string     `json:"result,omitempty"` // execute_result text
-	Files    []FileMeta `json:"files,omitempty"`
-	Error    string     `json:"error,omitempty"`
+	Attempt  int               `json:"attempt"`
+	Language language.Language `json:"language"`
+	Code     string            `json:"code"`
+	Intent   string            `json:"intent,omitempty"`
+	Stdout   string            `json:"stdout,omitempty"`
+	Stderr   string            `json:"stderr,omitempty"`
+	Result   string            `json:"result,omitempty"` // execute_result text
+	Files    []FileMeta        `json:"files,omitempty"`
+	Error    string            `json:"error,omitempty"`
 }
 
 func newState(rc runConfig, task string, inputs []store.InputFile) *state {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/policy"
 	"github.com/coderun/coderun/sandbox"
@@ -90,8 +91,8 @@ func RunPending(r *store.Run) (*PendingApproval, error) {
 
 // PendingApproval is code held for a person's approval.
 type PendingApproval struct {
-	Language string `json:"language"`
-	Code     string `json:"code"`
+	Language language.Language `json:"language"`
+	Code     string            `json:"code"`
 	// Explanation is the policy's paragraph; Findings its causes.
 	Explanation string           `json:"explanation"`
 	Findings    []policy.Finding `json:"findings,omitempty"`
@@ -268,8 +269,8 @@ type FailureReport struct {
 	// Intent is what the code was trying to do.
 	Intent string `json:"intent,omitempty"`
 	// Language and LastCode are the code of the last attempt.
-	Language string `json:"language,omitempty"`
-	LastCode string `json:"last_code,omitempty"`
+	Language language.Language `json:"language,omitempty"`
+	LastCode string            `json:"last_code,omitempty"`
 	// Error is the error that kept occurring, Occurrences how often.
 	Error       string `json:"error,omitempty"`
 	Occurrences int    `json:"occurrences,omitempty"`

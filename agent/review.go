@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/policy"
 )
 
@@ -20,10 +19,8 @@ func (r *runner) review(ctx context.Context) (transition, error) {
 	var d policy.Decision
 	var err error
 	switch p.Language {
-	case llm.Python:
-		d, err = r.cfg.Reviewer.Review(ctx, policy.Python, p.Code)
-	case llm.Bash:
-		d, err = r.cfg.Reviewer.Review(ctx, policy.Shell, p.Code)
+	case policy.Python, policy.Shell:
+		d, err = r.cfg.Reviewer.Review(ctx, p.Language, p.Code)
 	default:
 		err = fmt.Errorf("the policy cannot analyse %s code", p.Language)
 	}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/llm"
 )
 
@@ -76,12 +77,12 @@ func endChat(span trace.Span, resp *llm.Response, err error) {
 	span.End()
 }
 
-func (t tracer) executeTool(ctx context.Context, callID, language string, attempt int) (context.Context, trace.Span) {
+func (t tracer) executeTool(ctx context.Context, callID string, lang language.Language, attempt int) (context.Context, trace.Span) {
 	attrs := []attribute.KeyValue{
 		semconv.GenAIOperationNameExecuteTool,
 		semconv.GenAIToolName(llm.RunCodeToolName),
 		semconv.GenAIToolTypeKey.String("function"),
-		attribute.String("coderun.language", language),
+		attribute.String("coderun.language", string(lang)),
 		attribute.Int("coderun.attempt", attempt),
 	}
 	if callID != "" {

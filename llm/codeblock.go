@@ -2,31 +2,25 @@ package llm
 
 import (
 	"strings"
+
+	"github.com/coderun/coderun/language"
 )
 
 // The languages coderun runs, named as the sandbox names them, so that a
 // normalised language can be handed to it as is.
 const (
-	Python = "python"
-	Bash   = "bash"
-	Node   = "node" // JavaScript, run by Node.js
+	Python = language.Python
+	Bash   = language.Bash
+	Node   = language.Node // JavaScript, run by Node.js
 )
 
 // Languages returns the languages coderun runs.
-func Languages() []string { return []string{Python, Bash, Node} }
-
-// languageAliases maps the tags models write to the language they mean.
-var languageAliases = map[string]string{
-	"python": Python, "py": Python, "python3": Python, "py3": Python, "ipython": Python,
-	"bash": Bash, "sh": Bash, "shell": Bash,
-	"node": Node, "nodejs": Node, "javascript": Node, "js": Node, "mjs": Node,
-}
+func Languages() []language.Language { return language.All() }
 
 // NormalizeLanguage maps a language name or fence tag ("py", "Python3",
 // "sh", "node") to one of [Languages], and reports whether it is one.
-func NormalizeLanguage(tag string) (string, bool) {
-	lang, ok := languageAliases[strings.ToLower(strings.TrimSpace(tag))]
-	return lang, ok
+func NormalizeLanguage(tag string) (language.Language, bool) {
+	return language.Parse(tag)
 }
 
 // CodeBlock is one fenced code block of a model's text.
@@ -34,7 +28,7 @@ type CodeBlock struct {
 	// Language is the normalised language ([NormalizeLanguage]); for an
 	// untagged block, the default language given; for a tag coderun does not
 	// run ("json", "text"), the tag in lower case.
-	Language string
+	Language language.Language
 	// Tag is the fence's language tag as written, "" for an untagged block.
 	Tag string
 	// Code is the block's content, without the fences.
@@ -46,8 +40,7 @@ type CodeBlock struct {
 
 // Runnable reports whether coderun runs the block's language.
 func (b CodeBlock) Runnable() bool {
-	_, ok := languageAliases[b.Language]
-	return ok
+	return b.Language.Known()
 }
 
 // ExtractCode returns every fenced code block of text, in order. Fences are
@@ -55,8 +48,8 @@ func (b CodeBlock) Runnable() bool {
 // list item, whose indentation is removed from the code); a block ends at a
 // fence of the same character at least as long, or at the end of the text.
 // An untagged block gets defaultLang (normalised if it is an alias).
-func ExtractCode(text, defaultLang string) []CodeBlock {
-	if lang, ok := NormalizeLanguage(defaultLang); ok {
+func ExtractCode(text string, defaultLang language.Language) []CodeBlock {
+	if lang, ok := NormalizeLanguage(string(defaultLang)); ok {
 		defaultLang = lang
 	}
 	var (
@@ -74,8 +67,8 @@ func ExtractCode(text, defaultLang string) []CodeBlock {
 			if !ok {
 				continue
 			}
-			tag := fenceTag(info)
-			lang := strings.ToLower(tag)
+			tag := language.FenceTag(info)
+			lang := language.Language(strings.ToLower(tag))
 			if norm, ok := NormalizeLanguage(tag); ok {
 				lang = norm
 			} else if tag == "" {
@@ -172,19 +165,6 @@ func openingFence(s string) (fence, info string, ok bool) {
 		return "", "", false // inline code such as ```x```, not a fence
 	}
 	return s[:n], info, true
-}
-
-// fenceTag returns the language word of an info string: "python" from
-// "python", "{.python}", "python title=x" or "python:main.py".
-func fenceTag(info string) string {
-	info = strings.TrimLeft(info, "{.")
-	end := strings.IndexFunc(info, func(r rune) bool {
-		return !(r == '_' || r == '-' || r == '+' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	})
-	if end >= 0 {
-		info = info[:end]
-	}
-	return info
 }
 
 func isClosingFence(s, fence string) bool {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/llm"
 )
 
@@ -49,7 +50,7 @@ func FuzzExtractCode(f *testing.F) {
 	f.Add("```\nx\n```", "")
 	f.Add("```\nx\n```", "Ruby")
 	f.Fuzz(func(t *testing.T, text, def string) {
-		blocks := llm.ExtractCode(text, def)
+		blocks := llm.ExtractCode(text, language.Language(def))
 		lines := strings.Split(text, "\n")
 		for i := range lines {
 			lines[i] = strings.TrimSuffix(lines[i], "\r")
@@ -97,7 +98,7 @@ func FuzzExtractCode(f *testing.F) {
 				t.Fatalf("block %d: tag %q, language %q", bi+1, b.Tag, b.Language)
 			}
 			if b.Tag == "" {
-				want := def
+				want := language.Language(def)
 				if lang, ok := llm.NormalizeLanguage(def); ok {
 					want = lang
 				}
@@ -110,7 +111,7 @@ func FuzzExtractCode(f *testing.F) {
 			}
 		}
 		if !strings.Contains(text, "\r") {
-			if crlf := llm.ExtractCode(strings.ReplaceAll(text, "\n", "\r\n"), def); !reflect.DeepEqual(crlf, blocks) {
+			if crlf := llm.ExtractCode(strings.ReplaceAll(text, "\n", "\r\n"), language.Language(def)); !reflect.DeepEqual(crlf, blocks) {
 				t.Fatalf("with CRLF line ends:\n%+v\nwith LF:\n%+v", crlf, blocks)
 			}
 		}

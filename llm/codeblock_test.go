@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/llm"
 )
 
@@ -12,8 +13,8 @@ func TestSelectCode(t *testing.T) {
 	cases := []struct {
 		name     string
 		text     string
-		def      string
-		wantLang string
+		def      language.Language
+		wantLang language.Language
 		wantCode string // "" means no code selected
 	}{
 		{"python", "Run this:\n```python\nprint(1)\n```\nDone.", "python", "python", "print(1)\n"},
@@ -101,7 +102,7 @@ func TestExtractCode(t *testing.T) {
 }
 
 func TestNormalizeLanguage(t *testing.T) {
-	for in, want := range map[string]string{
+	for in, want := range map[string]language.Language{
 		"python": "python", "PY": "python", "ipython": "python",
 		"bash": "bash", "sh": "bash", "shell": "bash",
 		"js": "node", "node": "node", "JavaScript": "node", "nodejs": "node",

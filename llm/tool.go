@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/coderun/coderun/language"
 )
 
 // Tool is a function the model may call.
@@ -44,7 +46,7 @@ func RunCodeTool() Tool {
 			"properties": map[string]any{
 				"language": map[string]any{
 					"type":        "string",
-					"enum":        Languages(),
+					"enum":        language.Names(),
 					"description": "Language of the code: python (Python 3), bash, or node (JavaScript).",
 				},
 				"code": map[string]any{
@@ -60,8 +62,8 @@ func RunCodeTool() Tool {
 
 // RunCodeArgs are the arguments of a run_code call.
 type RunCodeArgs struct {
-	Language string `json:"language"`
-	Code     string `json:"code"`
+	Language language.Language `json:"language"`
+	Code     string            `json:"code"`
 }
 
 // RunCode decodes the call's arguments as run_code arguments. The language is
@@ -88,7 +90,7 @@ func (c ToolCall) RunCode() (RunCodeArgs, error) {
 	lang, ok := NormalizeLanguage(*raw.Language)
 	if !ok {
 		return RunCodeArgs{}, c.fail(fmt.Errorf("unsupported language %q (use one of %s)",
-			*raw.Language, strings.Join(Languages(), ", ")))
+			*raw.Language, strings.Join(language.Names(), ", ")))
 	}
 	return RunCodeArgs{Language: lang, Code: *raw.Code}, nil
 }

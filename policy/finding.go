@@ -6,25 +6,26 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/coderun/coderun/language"
 )
 
-// Language is the language of the code under review.
-type Language string
+// Language is the language of the code under review: the one
+// [language.Language] every package shares.
+type Language = language.Language
 
 // Languages the review understands.
 const (
-	Python Language = "python"
-	Shell  Language = "shell"
+	Python = language.Python
+	Shell  = language.Bash
 )
 
 // ParseLanguage reads a language name. It accepts "python" (also "py",
-// "python3", "ipython") and "shell" (also "sh", "bash").
+// "python3", "ipython") and "shell" (also "sh", "bash"), and gives Python or
+// Shell; a language the review does not understand ("node") is an error.
 func ParseLanguage(name string) (Language, error) {
-	switch strings.ToLower(strings.TrimSpace(name)) {
-	case "python", "python3", "py", "ipython":
-		return Python, nil
-	case "shell", "sh", "bash":
-		return Shell, nil
+	if l, ok := language.Parse(name); ok && (l == Python || l == Shell) {
+		return l, nil
 	}
 	return "", fmt.Errorf("policy: unknown language %q (want python or shell)", name)
 }

@@ -1,9 +1,12 @@
 package policy
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/coderun/coderun/language"
 )
 
 func finding(rule string, line int) Finding {
@@ -177,6 +180,15 @@ func TestParseHelpers(t *testing.T) {
 	}
 	if _, err := ParseLanguage("ruby"); err == nil || !strings.Contains(err.Error(), `"ruby"`) {
 		t.Errorf("ParseLanguage(ruby): %v", err)
+	}
+	// Node is a language coderun runs, but not one the review reads.
+	for _, s := range []string{"node", "js", "javascript"} {
+		if got, err := ParseLanguage(s); err == nil {
+			t.Errorf("ParseLanguage(%q) = %v, want an error", s, got)
+		}
+	}
+	if _, err := Review(context.Background(), language.Node, "console.log(1)"); err == nil {
+		t.Error("Review of node code: want an error")
 	}
 }
 

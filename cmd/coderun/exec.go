@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/app"
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -317,43 +318,12 @@ func isTerminal(f *os.File) bool {
 // #! line when it has none; an extension that names no language coderun runs
 // is refused rather than run as Python.
 func languageOf(path, code string) (sandbox.Language, error) {
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".py", ".pyw":
-		return sandbox.Python, nil
-	case ".sh", ".bash":
-		return sandbox.Bash, nil
-	case ".js", ".cjs", ".mjs":
-		return sandbox.Node, nil
-	case "":
-		return languageOfShebang(code), nil
-	default:
+	lang, ok := language.OfFile(path, code)
+	if !ok {
 		return "", usagef("%s: coderun does not know what language %q files are in; name it with --lang (%s)",
-			path, ext, strings.Join(languageNames(), ", "))
+			path, strings.ToLower(filepath.Ext(path)), strings.Join(languageNames(), ", "))
 	}
-}
-
-// languageOfShebang reads a "#!" line ("#!/usr/bin/env bash"); Python
-// without one.
-func languageOfShebang(code string) sandbox.Language {
-	line, _, _ := strings.Cut(code, "\n")
-	if !strings.HasPrefix(line, "#!") {
-		return sandbox.Python
-	}
-	fields := strings.Fields(line[2:])
-	if len(fields) == 0 {
-		return sandbox.Python
-	}
-	prog := filepath.Base(fields[0])
-	if prog == "env" && len(fields) > 1 {
-		prog = fields[1]
-	}
-	switch {
-	case prog == "bash" || prog == "sh":
-		return sandbox.Bash
-	case prog == "node" || prog == "nodejs":
-		return sandbox.Node
-	}
-	return sandbox.Python
+	return lang, nil
 }
 
 // languageNames lists the languages --lang takes.

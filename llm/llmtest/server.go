@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/llm"
 )
 
@@ -93,8 +94,8 @@ func CallTool(id, name, arguments string) Turn {
 }
 
 // RunCode is a turn calling run_code with well-formed arguments.
-func RunCode(id, language, code string) Turn {
-	args, _ := json.Marshal(llm.RunCodeArgs{Language: language, Code: code})
+func RunCode(id string, lang language.Language, code string) Turn {
+	args, _ := json.Marshal(llm.RunCodeArgs{Language: lang, Code: code})
 	return CallTool(id, llm.RunCodeToolName, string(args))
 }
 
