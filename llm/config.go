@@ -36,6 +36,17 @@ const (
 // that a run costs the same whichever model answers.
 const DefaultMaxTokens = 4096
 
+// DefaultTimeout bounds one attempt of a call (one HTTP request and its
+// whole reply) when [Config.Timeout] does not. It is long enough for a
+// DefaultMaxTokens reply from a hosted model; slow local models writing long
+// replies may need more.
+const DefaultTimeout = 2 * time.Minute
+
+// DefaultStallTimeout is how long a reply that has begun may go without a
+// byte before the attempt is abandoned, when [Config.StallTimeout] does not
+// say.
+const DefaultStallTimeout = 30 * time.Second
+
 // Providers returns the provider names a spec may use.
 func Providers() []string {
 	return []string{ProviderOpenAI, ProviderAnthropic, ProviderOllama, ProviderOpenAICompatible}
@@ -82,13 +93,38 @@ type Config struct {
 	// MaxTokens bounds each reply unless the request says; 0 means
 	// DefaultMaxTokens.
 	MaxTokens int
-	// Timeout bounds each attempt (not the whole call, which ctx bounds);
-	// 0 means no bound beyond the SDK's own (10 minutes for Anthropic).
+	// Timeout bounds each attempt — the request and its whole reply — (not
+	// the whole call, which ctx and Retry bound); 0 means DefaultTimeout. An
+	// attempt that runs out fails with ErrTimeout and is retried.
 	Timeout time.Duration
+	// StallTimeout bounds the silence within a reply: once the server has
+	// sent its headers, an attempt whose body then delivers no byte for this
+	// long fails with ErrTimeout and is retried; 0 means
+	// DefaultStallTimeout. (Before the headers the server is still writing
+	// the reply; only Timeout bounds that wait.)
+	StallTimeout time.Duration
 	// Retry is the retry policy.
 	Retry Retry
 	// HTTPClient, if set, carries the requests (proxies, custom TLS).
 	HTTPClient *http.Client
+}
+
+// AttemptTimeout returns the bound of one attempt: Timeout, else
+// DefaultTimeout.
+func (c Config) AttemptTimeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
+}
+
+// ReplyStallTimeout returns the longest silence allowed within a reply:
+// StallTimeout, else DefaultStallTimeout.
+func (c Config) ReplyStallTimeout() time.Duration {
+	if c.StallTimeout > 0 {
+		return c.StallTimeout
+	}
+	return DefaultStallTimeout
 }
 
 // Spec returns the config's model spec, "provider:model".
@@ -115,8 +151,8 @@ func (c Config) keyState() string {
 
 // String shows the config without the key.
 func (c Config) String() string {
-	return fmt.Sprintf("llm.Config{Provider:%q Model:%q BaseURL:%q APIKey:%s MaxTokens:%d Timeout:%s Retry:%+v}",
-		c.Provider, c.Model, c.BaseURL, c.keyState(), c.MaxTokens, c.Timeout, c.Retry)
+	return fmt.Sprintf("llm.Config{Provider:%q Model:%q BaseURL:%q APIKey:%s MaxTokens:%d Timeout:%s StallTimeout:%s Retry:%+v}",
+		c.Provider, c.Model, c.BaseURL, c.keyState(), c.MaxTokens, c.Timeout, c.StallTimeout, c.Retry)
 }
 
 // GoString is String, so that %#v does not print the key either.
@@ -134,15 +170,16 @@ func (c Config) LogValue() slog.Value {
 
 // The environment variables [ConfigFromEnv] reads.
 const (
-	EnvModel         = "CODERUN_MODEL"      // model spec when none is given
-	EnvBaseURL       = "CODERUN_BASE_URL"   // base URL of an openai-compatible server
-	EnvAPIKey        = "CODERUN_API_KEY"    // key for CODERUN_BASE_URL
-	EnvMaxTokens     = "CODERUN_MAX_TOKENS" // default reply bound
-	EnvOpenAIKey     = "OPENAI_API_KEY"     // key for openai (and OPENAI_BASE_URL)
-	EnvOpenAIBaseURL = "OPENAI_BASE_URL"    // endpoint for openai, or an openai-compatible server
-	EnvAnthropicKey  = "ANTHROPIC_API_KEY"  // key for anthropic
-	EnvAnthropicURL  = "ANTHROPIC_BASE_URL" // endpoint for anthropic
-	EnvOllamaHost    = "OLLAMA_HOST"        // Ollama's own "host:port" or URL
+	EnvModel         = "CODERUN_MODEL"         // model spec when none is given
+	EnvBaseURL       = "CODERUN_BASE_URL"      // base URL of an openai-compatible server
+	EnvAPIKey        = "CODERUN_API_KEY"       // key for CODERUN_BASE_URL
+	EnvMaxTokens     = "CODERUN_MAX_TOKENS"    // default reply bound
+	EnvTimeout       = "CODERUN_MODEL_TIMEOUT" // bound of one model request, a Go duration ("3m")
+	EnvOpenAIKey     = "OPENAI_API_KEY"        // key for openai (and OPENAI_BASE_URL)
+	EnvOpenAIBaseURL = "OPENAI_BASE_URL"       // endpoint for openai, or an openai-compatible server
+	EnvAnthropicKey  = "ANTHROPIC_API_KEY"     // key for anthropic
+	EnvAnthropicURL  = "ANTHROPIC_BASE_URL"    // endpoint for anthropic
+	EnvOllamaHost    = "OLLAMA_HOST"           // Ollama's own "host:port" or URL
 )
 
 // ConfigFromEnv builds a Config from a model spec and the environment, read
@@ -160,8 +197,10 @@ const (
 //     OPENAI_BASE_URL with OPENAI_API_KEY (the usual pairing for such
 //     servers); one of the base URLs is required.
 //
-// CODERUN_MAX_TOKENS, if set, is the default reply bound. Retry, timeout and
-// HTTP client are left at their defaults for the caller to set.
+// CODERUN_MAX_TOKENS, if set, is the default reply bound;
+// CODERUN_MODEL_TIMEOUT, if set, is Timeout (a Go duration such as "3m").
+// Retry, stall timeout and HTTP client are left at their defaults for the
+// caller to set.
 func ConfigFromEnv(spec string, getenv func(string) string) (Config, error) {
 	if spec == "" {
 		spec = getenv(EnvModel)
@@ -202,6 +241,13 @@ func ConfigFromEnv(spec string, getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%s=%q: want a positive integer", EnvMaxTokens, v)
 		}
 		cfg.MaxTokens = n
+	}
+	if v := getenv(EnvTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return Config{}, fmt.Errorf("%s=%q: want a positive duration such as 3m or 90s", EnvTimeout, v)
+		}
+		cfg.Timeout = d
 	}
 	return cfg, nil
 }

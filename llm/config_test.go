@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coderun/coderun/llm"
 )
@@ -56,6 +57,10 @@ func TestConfigFromEnv(t *testing.T) {
 		err   string
 	}{
 		{spec: "openai:gpt-4.1-mini", want: llm.Config{Provider: "openai", Model: "gpt-4.1-mini", APIKey: "sk-openai"}},
+		{spec: "openai:gpt-4.1-mini", extra: map[string]string{"CODERUN_MODEL_TIMEOUT": "3m"},
+			want: llm.Config{Provider: "openai", Model: "gpt-4.1-mini", APIKey: "sk-openai", Timeout: 3 * time.Minute}},
+		{spec: "openai:gpt-4.1-mini", extra: map[string]string{"CODERUN_MODEL_TIMEOUT": "90"}, err: "CODERUN_MODEL_TIMEOUT"},
+		{spec: "openai:gpt-4.1-mini", extra: map[string]string{"CODERUN_MODEL_TIMEOUT": "-1s"}, err: "CODERUN_MODEL_TIMEOUT"},
 		{spec: "openai:gpt-4.1-mini", extra: map[string]string{"OPENAI_BASE_URL": "https://gw.example/v1"},
 			want: llm.Config{Provider: "openai", Model: "gpt-4.1-mini", APIKey: "sk-openai", BaseURL: "https://gw.example/v1"}},
 		{spec: "", want: llm.Config{Provider: "anthropic", Model: "claude-sonnet-4-5", APIKey: "sk-ant", BaseURL: "https://proxy.example/anthropic"}},
@@ -102,7 +107,8 @@ func TestConfigFromEnv(t *testing.T) {
 			continue
 		}
 		if err != nil || got.Provider != c.want.Provider || got.Model != c.want.Model ||
-			got.APIKey != c.want.APIKey || got.BaseURL != c.want.BaseURL || got.MaxTokens != c.want.MaxTokens {
+			got.APIKey != c.want.APIKey || got.BaseURL != c.want.BaseURL || got.MaxTokens != c.want.MaxTokens ||
+			got.Timeout != c.want.Timeout {
 			t.Errorf("ConfigFromEnv(%q, %v) = %v (key %q), %v; want %v (key %q)", c.spec, c.extra, got, got.APIKey, err, c.want, c.want.APIKey)
 		}
 	}
@@ -141,5 +147,19 @@ func TestMaxTokensFor(t *testing.T) {
 	}
 	if got := (llm.Config{MaxTokens: 100}).MaxTokensFor(llm.Request{MaxTokens: 7}); got != 7 {
 		t.Errorf("request = %d", got)
+	}
+}
+
+func TestTimeouts(t *testing.T) {
+	var zero llm.Config
+	if zero.AttemptTimeout() != llm.DefaultTimeout || zero.ReplyStallTimeout() != llm.DefaultStallTimeout {
+		t.Errorf("defaults = %v, %v; want %v, %v", zero.AttemptTimeout(), zero.ReplyStallTimeout(), llm.DefaultTimeout, llm.DefaultStallTimeout)
+	}
+	if llm.DefaultTimeout <= 0 || llm.DefaultStallTimeout <= 0 || llm.DefaultStallTimeout > llm.DefaultTimeout {
+		t.Errorf("DefaultTimeout %v, DefaultStallTimeout %v: want both set, the stall bound the shorter", llm.DefaultTimeout, llm.DefaultStallTimeout)
+	}
+	c := llm.Config{Timeout: time.Second, StallTimeout: time.Millisecond}
+	if c.AttemptTimeout() != time.Second || c.ReplyStallTimeout() != time.Millisecond {
+		t.Errorf("set = %v, %v; want 1s, 1ms", c.AttemptTimeout(), c.ReplyStallTimeout())
 	}
 }

@@ -19,8 +19,13 @@ var (
 	// ErrServer: HTTP 5xx (or 408) on every attempt the policy allowed.
 	ErrServer = errors.New("server error")
 	// ErrUnreachable: no HTTP answer at all — refused connection, unknown
-	// host, reset or timed-out connection.
+	// host, reset connection, a connection that could not be set up in time.
 	ErrUnreachable = errors.New("endpoint unreachable")
+	// ErrTimeout: the server took too long — no reply within the attempt's
+	// timeout ([Config.Timeout]), or a reply that stopped arriving midway
+	// ([Config.StallTimeout]). Retried like a server error: a hung model
+	// server costs bounded time, never a blocked run.
+	ErrTimeout = errors.New("timed out")
 	// ErrBadRequest: the server rejected the request (other 4xx), e.g. a
 	// context window exceeded. Retrying the same request will not help.
 	ErrBadRequest = errors.New("request rejected")
@@ -103,9 +108,9 @@ func (e *Error) Unwrap() []error {
 }
 
 // Temporary reports whether the same request may succeed later: rate
-// limits, server errors and connection failures.
+// limits, server errors, connection failures and timeouts.
 func (e *Error) Temporary() bool {
-	return e.Kind == ErrRateLimited || e.Kind == ErrServer || e.Kind == ErrUnreachable
+	return e.Kind == ErrRateLimited || e.Kind == ErrServer || e.Kind == ErrUnreachable || e.Kind == ErrTimeout
 }
 
 // ToolCallError is a tool call whose arguments do not fit the tool. Its

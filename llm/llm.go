@@ -24,14 +24,20 @@
 //
 // Errors are values to branch on, not strings to parse: every failure of a
 // call wraps one of the sentinels ([ErrAuth], [ErrModelNotFound],
-// [ErrRateLimited], [ErrServer], [ErrUnreachable], [ErrBadRequest],
-// [ErrBadResponse]) inside an [*Error], and tool calls whose arguments the
+// [ErrRateLimited], [ErrServer], [ErrUnreachable], [ErrTimeout],
+// [ErrBadRequest], [ErrBadResponse]) inside an [*Error], and tool calls whose arguments the
 // model got wrong come back as [*ToolCallError] (matching
 // [ErrMalformedToolCall]) next to the response, so the agent can feed the
 // problem back to the model. API keys never appear in an error string or in
 // the printed form of a [Config]. Rate limits and server errors are retried
 // by the package's own bounded backoff, not the SDKs' ([Retry] says what and
 // how long).
+//
+// No call waits forever on a server: every attempt is bounded by
+// [Config.Timeout] ([DefaultTimeout] unless set), and a reply whose body
+// stops arriving for [Config.StallTimeout] ([DefaultStallTimeout]) is
+// abandoned; both fail the attempt with [ErrTimeout], which the retry
+// policy retries.
 //
 // For models without tool calling, [ExtractCode] finds the fenced code blocks
 // of a reply and [SelectCode] picks what to run by a documented rule.

@@ -10,7 +10,10 @@
 //
 // The SDK's own retries are switched off; the call is retried by
 // [llm.Retry], and failures are classified from the HTTP exchange itself
-// (Anthropic's 529 "overloaded" is a server error, retried). The SDK is used
+// (Anthropic's 529 "overloaded" is a server error, retried). Each attempt is
+// bounded by the SDK's request timeout ([llm.Config.AttemptTimeout]) and a
+// reply that stalls midway is abandoned ([llm.Config.ReplyStallTimeout]);
+// both are [llm.ErrTimeout], retried. The SDK is used
 // without its environment defaults: only the Config decides the endpoint
 // and the key.
 package anthropic
@@ -29,10 +32,6 @@ import (
 	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/llm/internal/classify"
 )
-
-// defaultTimeout bounds one attempt when the Config does not. Passing one
-// also keeps the SDK from refusing large max_tokens without streaming.
-const defaultTimeout = 10 * time.Minute
 
 // Provider talks to one model over the Messages API. It is safe for
 // concurrent use.
@@ -66,17 +65,15 @@ func New(cfg llm.Config) (*Provider, error) {
 	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%s: base URL %q: want http(s)://host[:port]", cfg.Provider, cfg.BaseURL)
 	}
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = defaultTimeout
-	}
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(), // no ANTHROPIC_* from the environment
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(0), // llm.Retry retries
-		option.WithMiddleware(classify.Middleware),
-		option.WithRequestTimeout(timeout),
+		option.WithMiddleware(classify.Middleware, classify.StallGuard(cfg.ReplyStallTimeout())),
+		// Always explicit: it bounds each attempt, and it keeps the SDK from
+		// refusing a large max_tokens without streaming.
+		option.WithRequestTimeout(cfg.AttemptTimeout()),
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))

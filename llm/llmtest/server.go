@@ -70,6 +70,10 @@ type Turn struct {
 	Header http.Header
 	// Delay holds the answer back, or until the client gives up.
 	Delay time.Duration
+	// Stall, for a protocol reply, sends the headers and the first half of
+	// the body at once, then holds the rest back for Stall, or until the
+	// client gives up: a reply that stops arriving midway.
+	Stall time.Duration
 	// Always keeps the turn in place: it answers every later request.
 	Always bool
 }
@@ -122,6 +126,13 @@ func (t Turn) WithHeader(key, value string) Turn {
 // WithDelay returns the turn answering after d.
 func (t Turn) WithDelay(d time.Duration) Turn {
 	t.Delay = d
+	return t
+}
+
+// WithStall returns the turn sending half its reply, then nothing for d,
+// then the rest.
+func (t Turn) WithStall(d time.Duration) Turn {
+	t.Stall = d
 	return t
 }
 
@@ -305,10 +316,39 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, protocol string,
 	case turn.Status != 0 && turn.Status != http.StatusOK:
 		return writeError(w, protocol, turn.Status, turn.Message)
 	case protocol == OpenAI:
-		return writeJSON(w, http.StatusOK, openAIReply(seq, model, turn))
+		return writeReply(w, r, openAIReply(seq, model, turn), turn.Stall)
 	default:
-		return writeJSON(w, http.StatusOK, anthropicReply(seq, model, turn))
+		return writeReply(w, r, anthropicReply(seq, model, turn), turn.Stall)
 	}
+}
+
+// writeReply answers 200 with v as JSON; with a stall, half of it first,
+// the rest after the stall. It returns 0 if the client gave up meanwhile.
+func writeReply(w http.ResponseWriter, r *http.Request, v any, stall time.Duration) int {
+	if stall <= 0 {
+		return writeJSON(w, http.StatusOK, v)
+	}
+	body, err := json.Marshal(v)
+	if err != nil {
+		return writeError(w, OpenAI, http.StatusInternalServerError, err.Error())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+	w.WriteHeader(http.StatusOK)
+	half := len(body) / 2
+	_, _ = w.Write(body[:half])
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	t := time.NewTimer(stall)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+		return 0
+	}
+	_, _ = w.Write(body[half:])
+	return http.StatusOK
 }
 
 func hasKey(h http.Header, key string) bool {

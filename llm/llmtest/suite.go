@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"reflect"
@@ -39,7 +40,9 @@ func fastRetry() llm.Retry {
 // against b, each on its own Server: text turns, tool round trips, usage,
 // retries of 429 and 5xx, typed errors for 401, 404, unreachable endpoints,
 // bad replies and malformed tool calls, context cancellation, concurrent
-// use, and keys kept out of errors.
+// use, keys kept out of errors, and the bounds of a hung server: an attempt
+// that runs past its timeout and a reply that stalls midway are ErrTimeout
+// and retried, and no attempt is sent without a timeout.
 func RunSuite(t *testing.T, b Backend) {
 	t.Helper()
 	tests := []struct {
@@ -63,6 +66,9 @@ func RunSuite(t *testing.T, b Backend) {
 		{"UnknownTool", testUnknownTool},
 		{"ContextCancelled", testContextCancelled},
 		{"Concurrent", testConcurrent},
+		{"DefaultTimeout", testDefaultTimeout},
+		{"AttemptTimeout", testAttemptTimeout},
+		{"StalledReply", testStalledReply},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,13 +88,15 @@ func start(t *testing.T, b Backend, turns ...Turn) (*Server, llm.Provider) {
 
 func newProvider(t *testing.T, b Backend, baseURL string, r llm.Retry) llm.Provider {
 	t.Helper()
-	p, err := b.New(llm.Config{
-		Provider: b.Provider,
-		Model:    "test-model",
-		APIKey:   testKey,
-		BaseURL:  baseURL,
-		Retry:    r,
-	})
+	return newProviderWith(t, b, llm.Config{BaseURL: baseURL, Retry: r})
+}
+
+// newProviderWith builds the backend's provider from cfg, its provider,
+// model and key filled in.
+func newProviderWith(t *testing.T, b Backend, cfg llm.Config) llm.Provider {
+	t.Helper()
+	cfg.Provider, cfg.Model, cfg.APIKey = b.Provider, "test-model", testKey
+	p, err := b.New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -493,4 +501,81 @@ func sameJSON(a, b string) bool {
 		return a == b
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// testDefaultTimeout: a provider configured without a timeout still bounds
+// each attempt, by llm.DefaultTimeout, which the SDKs announce in the
+// X-Stainless-Timeout header (whole seconds).
+func testDefaultTimeout(t *testing.T, b Backend) {
+	srv, p := start(t, b, Reply("42"))
+	if _, err := p.Chat(ctx(t), llm.Request{Messages: conversation()}); err != nil {
+		t.Fatalf("Chat: %v", err)
+	}
+	req, _ := srv.Last()
+	want := fmt.Sprint(int(llm.DefaultTimeout.Seconds()))
+	if got := req.Header.Get("X-Stainless-Timeout"); got != want {
+		t.Errorf("X-Stainless-Timeout = %q, want %q (llm.DefaultTimeout)", got, want)
+	}
+}
+
+// testAttemptTimeout: a server that does not answer within the attempt
+// timeout costs that long, gives ErrTimeout, and is retried.
+func testAttemptTimeout(t *testing.T, b Backend) {
+	srv := NewServer(Reply("late").WithDelay(20*time.Second), Reply("42"))
+	t.Cleanup(srv.Close)
+	p := newProviderWith(t, b, llm.Config{BaseURL: srv.BaseURL(b.Protocol), Retry: fastRetry(), Timeout: 300 * time.Millisecond})
+	began := time.Now()
+	resp, err := p.Chat(ctx(t), llm.Request{Messages: conversation()})
+	if err != nil {
+		t.Fatalf("Chat: %v", err)
+	}
+	if resp.Text != "42" || resp.Attempts != 2 {
+		t.Errorf("reply %q after %d attempts, want \"42\" after 2", resp.Text, resp.Attempts)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("Chat took %v, want about the 300ms timeout", d)
+	}
+
+	// Hung for good: the error says so, and it is worth retrying later.
+	srv2 := NewServer(Reply("late").WithDelay(20 * time.Second).Forever())
+	t.Cleanup(srv2.Close)
+	p = newProviderWith(t, b, llm.Config{BaseURL: srv2.BaseURL(b.Protocol), Retry: llm.Retry{MaxAttempts: 2, BaseDelay: time.Millisecond},
+		Timeout: 200 * time.Millisecond})
+	_, err = p.Chat(ctx(t), llm.Request{Messages: conversation()})
+	if !errors.Is(err, llm.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if e := asError(t, err); !e.Temporary() || e.Attempts != 2 || !strings.Contains(err.Error(), "timed out") {
+		t.Errorf("temporary %v, attempts %d, message %q; want true, 2 and \"timed out\"", e.Temporary(), e.Attempts, err)
+	}
+}
+
+// testStalledReply: a reply that stops arriving midway is abandoned after
+// the stall timeout, though the attempt timeout is far off, and retried.
+func testStalledReply(t *testing.T, b Backend) {
+	srv := NewServer(Reply("stalled").WithStall(20*time.Second), Reply("42"))
+	t.Cleanup(srv.Close)
+	p := newProviderWith(t, b, llm.Config{BaseURL: srv.BaseURL(b.Protocol), Retry: fastRetry(), StallTimeout: 300 * time.Millisecond})
+	began := time.Now()
+	resp, err := p.Chat(ctx(t), llm.Request{Messages: conversation()})
+	if err != nil {
+		t.Fatalf("Chat: %v", err)
+	}
+	if resp.Text != "42" || resp.Attempts != 2 {
+		t.Errorf("reply %q after %d attempts, want \"42\" after 2", resp.Text, resp.Attempts)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("Chat took %v, want about the 300ms stall timeout", d)
+	}
+
+	srv2 := NewServer(Reply("stalled").WithStall(20 * time.Second))
+	t.Cleanup(srv2.Close)
+	p = newProviderWith(t, b, llm.Config{BaseURL: srv2.BaseURL(b.Protocol), Retry: llm.NoRetry(), StallTimeout: 200 * time.Millisecond})
+	_, err = p.Chat(ctx(t), llm.Request{Messages: conversation()})
+	if !errors.Is(err, llm.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if e := asError(t, err); e.StatusCode != 200 || !strings.Contains(err.Error(), "stalled") {
+		t.Errorf("status %d, message %q; want 200 and \"stalled\"", e.StatusCode, err)
+	}
 }

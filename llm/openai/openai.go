@@ -13,6 +13,9 @@
 //
 // The SDK's own retries are switched off; the call is retried by
 // [llm.Retry], and failures are classified from the HTTP exchange itself.
+// Each attempt is bounded by the SDK's request timeout
+// ([llm.Config.AttemptTimeout]) and a reply that stalls midway is abandoned
+// ([llm.Config.ReplyStallTimeout]); both are [llm.ErrTimeout], retried.
 // The SDK is used without its environment defaults: only the Config decides
 // the endpoint and the key.
 package openai
@@ -81,16 +84,14 @@ func New(cfg llm.Config) (*Provider, error) {
 	opts := []option.RequestOption{
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithMaxRetries(0), // llm.Retry retries
-		option.WithMiddleware(classify.Middleware),
+		option.WithMiddleware(classify.Middleware, classify.StallGuard(cfg.ReplyStallTimeout())),
+		option.WithRequestTimeout(cfg.AttemptTimeout()),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	if cfg.Timeout > 0 {
-		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
 	}
 	return &Provider{
 		cfg: cfg,

@@ -7,6 +7,10 @@
 // [Exchange] carried by the request's context. Classification then works
 // from what went over the wire, not from how each SDK chose to parse it: a
 // plain-text 404 from a misconfigured base URL is a 404 like any other.
+//
+// [StallGuard], installed after Middleware, abandons a reply whose body
+// stops arriving, and marks the Exchange so that the failure is classified
+// as a timeout.
 package classify
 
 import (
@@ -21,6 +25,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -40,7 +45,14 @@ type Exchange struct {
 	Header http.Header
 	// Body is the response body of a failed (status ≥ 400) attempt.
 	Body []byte
+
+	// stalled is the silence, in nanoseconds, after which [StallGuard]
+	// abandoned the reply; 0 if it did not. Set from the guard's timer.
+	stalled atomic.Int64
 }
+
+// Stalled returns the silence after which the reply was abandoned, or 0.
+func (ex *Exchange) Stalled() time.Duration { return time.Duration(ex.stalled.Load()) }
 
 type exchangeKey struct{}
 
@@ -70,6 +82,58 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 	return res, err
 }
 
+// errStalled is the cause of an attempt StallGuard cancelled.
+var errStalled = errors.New("the reply stalled")
+
+// StallGuard returns a middleware, of the SDKs' type, that abandons a reply
+// whose body delivers no byte for idle: it cancels the attempt and records
+// the stall in the Exchange of the request's context, if any. The wait for
+// the headers is not guarded (a server that does not stream writes nothing
+// before the reply is done); the attempt timeout bounds it.
+func StallGuard(idle time.Duration) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		ctx, cancel := context.WithCancelCause(req.Context())
+		res, err := next(req.WithContext(ctx))
+		if res == nil || res.Body == nil {
+			cancel(nil)
+			return res, err
+		}
+		ex, _ := req.Context().Value(exchangeKey{}).(*Exchange)
+		g := &guardedBody{body: res.Body, idle: idle, cancel: cancel}
+		g.timer = time.AfterFunc(idle, func() {
+			if ex != nil {
+				ex.stalled.Store(int64(idle))
+			}
+			cancel(errStalled)
+		})
+		res.Body = g
+		return res, err
+	}
+}
+
+// guardedBody is a response body whose silence is timed.
+type guardedBody struct {
+	body   io.ReadCloser
+	idle   time.Duration
+	timer  *time.Timer
+	cancel context.CancelCauseFunc
+}
+
+func (g *guardedBody) Read(p []byte) (int, error) {
+	n, err := g.body.Read(p)
+	if n > 0 {
+		g.timer.Reset(g.idle)
+	}
+	return n, err
+}
+
+func (g *guardedBody) Close() error {
+	g.timer.Stop()
+	err := g.body.Close()
+	g.cancel(nil)
+	return err
+}
+
 // Endpoint names the call being classified.
 type Endpoint struct {
 	Provider string
@@ -84,7 +148,9 @@ type Endpoint struct {
 // stops. Otherwise the result is an *llm.Error:
 //
 //   - a recorded status ≥ 400 gives the kind for that status;
-//   - no status gives ErrUnreachable (network failure, attempt timeout);
+//   - a reply StallGuard abandoned, or an attempt that ran past its own
+//     deadline (the SDK's request timeout), gives ErrTimeout;
+//   - no status gives ErrUnreachable (network failure);
 //   - a 2xx status whose body the SDK could not decode gives ErrBadResponse.
 func (ep Endpoint) Error(ctx context.Context, ex *Exchange, err error) error {
 	if ctx.Err() != nil {
@@ -102,6 +168,16 @@ func (ep Endpoint) Error(ctx context.Context, ex *Exchange, err error) error {
 		e.Kind = KindOf(ex.Status)
 		e.Message = ep.redact(Message(ex.Body))
 		e.RetryAfter = RetryAfter(ex.Header, time.Now())
+	case ex != nil && ex.Stalled() > 0:
+		e.StatusCode = ex.Status
+		e.Kind = llm.ErrTimeout
+		e.Message = fmt.Sprintf("the reply stalled: no data for %s", ex.Stalled())
+	case errors.Is(err, context.DeadlineExceeded):
+		if ex != nil {
+			e.StatusCode = ex.Status
+		}
+		e.Kind = llm.ErrTimeout
+		e.Message = "no complete reply within the request timeout"
 	case ex != nil && ex.Status != 0:
 		e.StatusCode = ex.Status
 		e.Kind = llm.ErrBadResponse
