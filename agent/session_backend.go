@@ -33,13 +33,11 @@ func (b SessionBackend) Open(ctx context.Context, ws Workspace) (Executor, error
 	if b.Runtime == nil {
 		return nil, fmt.Errorf("agent: SessionBackend has no runtime")
 	}
-	lim := ws.Limits
 	s, err := session.New(ctx, b.Runtime, session.Config{
 		Language: sandbox.Python,
-		Limits: session.Limits{Memory: lim.Memory, Processes: lim.Processes, OpenFiles: lim.OpenFiles,
-			WorkspaceBytes: lim.WorkspaceBytes, CellTime: lim.WallTime, CellCPU: lim.CPUTime, CellOutput: lim.OutputBytes},
-		Files:   ws.Files,
-		Preload: b.Preload,
+		Limits:   ws.Limits, // per cell: WallTime, CPUTime, OutputBytes
+		Files:    ws.Files,
+		Preload:  b.Preload,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: start session: %w", err)

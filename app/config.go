@@ -63,7 +63,12 @@ type ModelConfig struct {
 
 // SessionConfig are the defaults of notebook sessions.
 type SessionConfig struct {
-	Limits  session.Limits
+	// Limits bound each session's sandbox (Memory, Processes, OpenFiles,
+	// WorkspaceBytes) and each of its cells (WallTime, CPUTime: zero for
+	// none, OutputBytes), as session.Config.Limits.
+	Limits sandbox.Limits
+	// Grace is how long an interrupted cell has to stop.
+	Grace   time.Duration
 	Preload []string
 	// MaxSessions and IdleTimeout configure a session.Manager.
 	MaxSessions int
@@ -197,7 +202,7 @@ func Defaults(getenv func(string) string) *Config {
 		Runtime: RuntimeConfig{Name: "linux", Options: map[string]any{}},
 		Limits:  sandbox.DefaultLimits,
 		Store:   StoreConfig{DataDir: defaultDataDir(getenv), Lease: store.DefaultLease},
-		Session: SessionConfig{Limits: session.DefaultLimits, MaxSessions: 100, IdleTimeout: 30 * time.Minute},
+		Session: SessionConfig{Limits: session.DefaultLimits, Grace: session.DefaultGrace, MaxSessions: 100, IdleTimeout: 30 * time.Minute},
 		Agent: AgentConfig{Mode: agent.ModeSingle, Format: agent.FormatTool, Approve: ApproveAsk,
 			MaxRetries: agent.DefaultMaxRetries, MaxSteps: agent.DefaultMaxSteps},
 		sources: map[string]Source{},
@@ -243,11 +248,12 @@ func (c *Config) bind() {
 	add("model.spec", EnvModel, &c.Model.Spec, nil)
 
 	sl := &c.Session.Limits
-	add("session.timeout", "", &sl.CellTime, positive)
-	add("session.grace", "", &sl.Grace, positive)
+	add("session.timeout", "", &sl.WallTime, positive)
+	add("session.cpu_time", "", &sl.CPUTime, notNegative)
+	add("session.grace", "", &c.Session.Grace, positive)
 	size("session.memory", "", &sl.Memory, positive)
 	add("session.processes", "", &sl.Processes, positive)
-	size("session.output_limit", "", &sl.CellOutput, positive)
+	size("session.output_limit", "", &sl.OutputBytes, positive)
 	size("session.workspace_size", "", &sl.WorkspaceBytes, positive)
 	add("session.preload", "", &c.Session.Preload, nil)
 	add("session.max_sessions", "", &c.Session.MaxSessions, positive)

@@ -279,7 +279,7 @@ func TestREADMEExampleLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Source("agent.policy").Kind != FromFile || c.Session.Limits.CellTime != 2*time.Minute {
-		t.Errorf("the example was not applied: agent.policy from %v, session.timeout %s", c.Source("agent.policy"), c.Session.Limits.CellTime)
+	if c.Source("agent.policy").Kind != FromFile || c.Session.Limits.WallTime != 2*time.Minute {
+		t.Errorf("the example was not applied: agent.policy from %v, session.timeout %s", c.Source("agent.policy"), c.Session.Limits.WallTime)
 	}
 }

@@ -146,10 +146,11 @@ func hide(getenv func(string) string, name string) func(string) string {
 	}
 }
 
-// SessionConfig is a session's configuration from Session: its limits
-// and preloaded modules, in lang.
+// SessionConfig is a session's configuration from Session: its limits,
+// grace period and preloaded modules, in lang.
 func (c *Config) SessionConfig(lang sandbox.Language) session.Config {
-	return session.Config{Language: lang, Limits: c.Session.Limits, Preload: append([]string(nil), c.Session.Preload...)}
+	return session.Config{Language: lang, Limits: c.Session.Limits, Grace: c.Session.Grace,
+		Preload: append([]string(nil), c.Session.Preload...)}
 }
 
 // Interactive is rt as a runtime of long-lived sandboxes, which sessions

@@ -23,7 +23,7 @@ func TestCellCPULimit(t *testing.T) {
 	} {
 		t.Run(string(c.lang), func(t *testing.T) {
 			t.Parallel()
-			s := newSession(t, session.Config{Language: c.lang, Limits: session.Limits{CellTime: 30 * time.Second, CellCPU: time.Second}})
+			s := newSession(t, session.Config{Language: c.lang, Limits: sandbox.Limits{WallTime: 30 * time.Second, CPUTime: time.Second}})
 			ok(t, s, c.set)
 			cell := run(t, s, c.spin)
 			if cell.Status != session.StatusTimeout || cell.Limit != sandbox.ReasonCPULimit {

@@ -13,9 +13,11 @@
 // timing. Every cell is kept in the history, which exports as a notebook
 // that Jupyter opens unchanged and that Replay runs again in a new session.
 //
-// Limits come in two kinds. The session's memory, processes, open files and
-// workspace size are the sandbox's, shared by everything that runs in it. A
-// cell's time limit and output limit are enforced here: past its time, a
+// Limits are a sandbox.Limits, the type that bounds a one-shot run, in two
+// kinds. The session's memory, processes, open files and workspace size are
+// the sandbox's, shared by everything that runs in it. A cell's time limit
+// (WallTime), CPU-time limit (CPUTime) and output limit (OutputBytes) are
+// enforced here: past its time or its CPU time, a
 // cell is interrupted (SIGINT: KeyboardInterrupt in Python, Ctrl-C in bash)
 // and the session's state is kept; a cell that does not stop within the
 // grace period takes the interpreter with it, and the session starts a new

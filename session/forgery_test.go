@@ -30,7 +30,7 @@ func TestPythonForgedDone(t *testing.T) {
 	t.Parallel()
 	// The grace period leaves an interrupted cell time to report, even on
 	// a loaded machine: only the cell that ignores SIGINT is killed.
-	s := newSession(t, session.Config{Limits: session.Limits{Grace: 2 * time.Second}})
+	s := newSession(t, session.Config{Grace: 2 * time.Second})
 	ok(t, s, "kept = 1")
 	const limit = 700 * time.Millisecond
 	for _, tc := range []struct {
@@ -87,7 +87,7 @@ threading.Thread(target=later, daemon=True).start()
 
 func TestBashForgedDone(t *testing.T) {
 	t.Parallel()
-	s := newSession(t, session.Config{Language: sandbox.Bash, Limits: session.Limits{Grace: 500 * time.Millisecond}})
+	s := newSession(t, session.Config{Language: sandbox.Bash, Grace: 500 * time.Millisecond})
 	ok(t, s, "kept=1")
 	const limit = 700 * time.Millisecond
 	// __cr_done is the driver's own function that writes the end marker,

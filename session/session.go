@@ -19,9 +19,24 @@ import (
 type Config struct {
 	// Language is sandbox.Python (the default) or sandbox.Bash.
 	Language sandbox.Language
-	// Limits bound the session and each of its cells; zero fields take
-	// DefaultLimits' values.
-	Limits Limits
+	// Limits bound the session and each of its cells, in the type that
+	// bounds a one-shot run: Memory, Processes, OpenFiles and
+	// WorkspaceBytes bound the session's sandbox, shared by everything that
+	// runs in it for its whole life. WallTime, CPUTime and OutputBytes bound
+	// each cell:
+	//   - WallTime is a cell's time limit: past it, the cell is interrupted
+	//     (SIGINT, KeyboardInterrupt in Python) and keeps the session's state.
+	//   - CPUTime, when set, is a cell's CPU-time limit (user and system, of
+	//     the interpreter and what it started, as the host accounts it):
+	//     past it, the cell is interrupted as at its time limit. Zero: none.
+	//   - OutputBytes bounds the bytes of output kept per cell (streams and
+	//     rich outputs together, images base64-encoded); the rest is
+	//     discarded and the cell says so.
+	// Zero fields take DefaultLimits' values.
+	Limits sandbox.Limits
+	// Grace is how long an interrupted cell has to stop before the
+	// interpreter is killed and restarted. Zero means DefaultGrace.
+	Grace time.Duration
 	// Files are placed in the workspace before the interpreter starts.
 	Files []sandbox.File
 	// Env adds environment variables to the interpreter's.
@@ -35,69 +50,24 @@ type Config struct {
 	StartTimeout time.Duration
 }
 
-// Limits bound a session (Memory, Processes, OpenFiles, WorkspaceBytes:
-// shared by everything that runs in it, for its whole life) and each cell
-// (CellTime, Grace, CellOutput).
-type Limits struct {
-	Memory         int64
-	Processes      int
-	OpenFiles      int
-	WorkspaceBytes int64
-	// CellTime is a cell's wall-time limit: past it, the cell is
-	// interrupted (SIGINT, KeyboardInterrupt in Python) and keeps the
-	// session's state.
-	CellTime time.Duration
-	// CellCPU, when set, is a cell's CPU-time limit (user and system, of
-	// the interpreter and what it started, as the host accounts it): past
-	// it, the cell is interrupted as at its time limit. Zero: none.
-	CellCPU time.Duration
-	// Grace is how long an interrupted cell has to stop before the
-	// interpreter is killed and restarted.
-	Grace time.Duration
-	// CellOutput bounds the bytes of output kept per cell (streams and
-	// rich outputs together, images base64-encoded); the rest is
-	// discarded and the cell says so.
-	CellOutput int64
-}
-
-// DefaultLimits fill the zero fields of Config.Limits.
-var DefaultLimits = Limits{
+// DefaultLimits fill the zero fields of Config.Limits: the sandbox's
+// defaults for the session's sandbox, 30 seconds and 4 MiB of output per
+// cell, and no CPU-time limit per cell (CPUTime zero).
+var DefaultLimits = sandbox.Limits{
+	WallTime:       30 * time.Second,
 	Memory:         sandbox.DefaultLimits.Memory,
 	Processes:      sandbox.DefaultLimits.Processes,
 	OpenFiles:      sandbox.DefaultLimits.OpenFiles,
 	WorkspaceBytes: sandbox.DefaultLimits.WorkspaceBytes,
-	CellTime:       30 * time.Second,
-	Grace:          2 * time.Second,
-	CellOutput:     4 << 20,
+	OutputBytes:    4 << 20,
 }
 
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits
-	if l.Memory == 0 {
-		l.Memory = d.Memory
-	}
-	if l.Processes == 0 {
-		l.Processes = d.Processes
-	}
-	if l.OpenFiles == 0 {
-		l.OpenFiles = d.OpenFiles
-	}
-	if l.WorkspaceBytes == 0 {
-		l.WorkspaceBytes = d.WorkspaceBytes
-	}
-	if l.CellTime == 0 {
-		l.CellTime = d.CellTime
-	}
-	if l.Grace == 0 {
-		l.Grace = d.Grace
-	}
-	if l.CellOutput == 0 {
-		l.CellOutput = d.CellOutput
-	}
-	return l
-}
+// DefaultGrace is Config.Grace's default.
+const DefaultGrace = 2 * time.Second
 
-func (l Limits) spec() sandbox.Limits {
+// sandboxLimits are the limits of the session's sandbox: l's, without the
+// per-cell ones.
+func sandboxLimits(l sandbox.Limits) sandbox.Limits {
 	return sandbox.Limits{Memory: l.Memory, Processes: l.Processes, OpenFiles: l.OpenFiles, WorkspaceBytes: l.WorkspaceBytes}
 }
 
@@ -105,13 +75,18 @@ func (c Config) withDefaults() Config {
 	if c.Language == "" {
 		c.Language = sandbox.Python
 	}
-	c.Limits = c.Limits.withDefaults()
+	c.Limits = c.Limits.WithDefaults(DefaultLimits)
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
+	}
 	if c.StartTimeout == 0 {
 		c.StartTimeout = 60 * time.Second
 	}
 	return c
 }
 
+// validate checks c, defaults filled in: its limits as a one-shot run's
+// are checked, but for a zero CPUTime, which means none.
 func (c Config) validate() error {
 	switch c.Language {
 	case sandbox.Python:
@@ -122,20 +97,21 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("%w: session: language %q has no session driver (python, bash)", sandbox.ErrInvalid, c.Language)
 	}
-	l := c.Limits
-	if l.CellTime < 0 || l.CellCPU < 0 || l.Grace < 0 || l.CellOutput < 0 {
-		return fmt.Errorf("%w: session: negative limit", sandbox.ErrInvalid)
+	if c.Grace < 0 {
+		return fmt.Errorf("%w: session: negative grace period", sandbox.ErrInvalid)
 	}
-	lim := l.spec()
-	lim.WallTime, lim.CPUTime, lim.OutputBytes = time.Second, time.Second, 1 // not used by sessions
-	return lim.Validate()
+	l := c.Limits
+	if l.CPUTime == 0 {
+		l.CPUTime = sandbox.MaxLimits.CPUTime // none: stands for any value in range
+	}
+	return l.Validate()
 }
 
 func (c Config) newDriver() driver {
 	if c.Language == sandbox.Bash {
 		return newBashDriver(c.Env)
 	}
-	return &pythonDriver{preload: c.Preload, outputLimit: c.Limits.CellOutput, env: c.Env}
+	return &pythonDriver{preload: c.Preload, outputLimit: c.Limits.OutputBytes, env: c.Env}
 }
 
 // Errors a session's methods return.
@@ -201,7 +177,7 @@ func New(ctx context.Context, rt sandbox.Interactive, cfg Config) (*Session, err
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	sb, err := rt.NewSandbox(ctx, sandbox.Spec{Limits: cfg.Limits.spec(), Files: cfg.Files})
+	sb, err := rt.NewSandbox(ctx, sandbox.Spec{Limits: sandboxLimits(cfg.Limits), Files: cfg.Files})
 	if err != nil {
 		return nil, fmt.Errorf("session: create sandbox: %w", err)
 	}
@@ -234,7 +210,7 @@ func (s *Session) Config() Config { return s.cfg }
 // Exec is one cell to execute.
 type Exec struct {
 	Code string
-	// Timeout overrides Limits.CellTime for this cell.
+	// Timeout overrides Config.Limits.WallTime for this cell.
 	Timeout time.Duration
 	// OnOutput, if set, receives each output as it arrives, in order, from
 	// one goroutine, before Execute returns. Consecutive stream outputs
@@ -323,7 +299,7 @@ func (s *Session) Execute(ctx context.Context, e Exec) (*Cell, error) {
 	}
 	timeout := e.Timeout
 	if timeout <= 0 {
-		timeout = s.cfg.Limits.CellTime
+		timeout = s.cfg.Limits.WallTime
 	}
 	s.mu.Lock()
 	cell.Index = len(s.history) + 1 // the history grows only under the turn we hold
@@ -334,7 +310,7 @@ func (s *Session) Execute(ctx context.Context, e Exec) (*Cell, error) {
 	}
 
 	s.mu.Lock()
-	r := &run{id: cell.Index, in: in, cell: cell, onOutput: e.OnOutput, limit: s.cfg.Limits.CellOutput,
+	r := &run{id: cell.Index, in: in, cell: cell, onOutput: e.OnOutput, limit: s.cfg.Limits.OutputBytes,
 		started: make(chan struct{}, 1), doneSeen: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{}, 1)}
 	s.running = r
 	s.lastUsed = time.Now()
@@ -348,7 +324,7 @@ func (s *Session) Execute(ctx context.Context, e Exec) (*Cell, error) {
 		// exit(): the interpreter ends after the cell, which says so.
 		select {
 		case <-in.dead:
-		case <-time.After(s.cfg.Limits.Grace):
+		case <-time.After(s.cfg.Grace):
 			in.kill(killProtocol)
 			<-in.dead
 		}
@@ -442,7 +418,7 @@ func (s *Session) wait(ctx context.Context, r *run, timeout time.Duration, sendE
 	defer limit.Stop()
 	cpuDone := make(chan struct{})
 	defer close(cpuDone)
-	cpuLimit := watchCellCPU(in.proc, s.cfg.Limits.CellCPU, cpuDone)
+	cpuLimit := watchCellCPU(in.proc, s.cfg.Limits.CPUTime, cpuDone)
 	var grace <-chan time.Time
 	started, signalled := false, false
 	reason := notStopped
@@ -454,7 +430,7 @@ func (s *Session) wait(ctx context.Context, r *run, timeout time.Duration, sendE
 			reason = why
 		}
 		if grace == nil {
-			grace = time.After(s.cfg.Limits.Grace)
+			grace = time.After(s.cfg.Grace)
 		}
 		if started && !signalled {
 			signalled = true
@@ -576,7 +552,7 @@ func (s *Session) finish(r *run, stopped stopReason) (died bool) {
 			c.Status, c.Limit = StatusTimeout, stopped.limit()
 			what := "time limit"
 			if stopped == stopCPULimit {
-				what = "CPU-time limit (" + s.cfg.Limits.CellCPU.String() + ")"
+				what = "CPU-time limit (" + s.cfg.Limits.CPUTime.String() + ")"
 			}
 			c.Outputs = append(c.Outputs, Output{Type: TypeStream, Name: "stderr",
 				Text: "coderun: the cell reached its " + what + " and was interrupted; the session's state is kept.\n"})

@@ -338,20 +338,20 @@ func TestPythonStreamsSurviveUserCode(t *testing.T) {
 	}
 
 	// Output past the cell's limit is cut, and the cell says so.
-	small := newSession(t, session.Config{Language: sandbox.Bash, Limits: session.Limits{CellOutput: 100 << 10}})
+	small := newSession(t, session.Config{Language: sandbox.Bash, Limits: sandbox.Limits{OutputBytes: 100 << 10}})
 	c = ok(t, small, "seq 1 200000")
 	if !c.OutputTruncated || len(c.Stdout()) > 100<<10 || !strings.Contains(c.Stderr(), "output exceeded") {
 		t.Fatalf("bash truncation: %v, %d bytes, stderr %q", c.OutputTruncated, len(c.Stdout()), c.Stderr())
 	}
 	c = ok(t, s, "for i in range(5000):\n    print(str(i) * 300)")
-	if !c.OutputTruncated || len(c.Stdout()) > int(session.DefaultLimits.CellOutput) || !strings.Contains(c.Stderr(), "output exceeded") {
+	if !c.OutputTruncated || len(c.Stdout()) > int(session.DefaultLimits.OutputBytes) || !strings.Contains(c.Stderr(), "output exceeded") {
 		t.Fatalf("truncation: %v, %d bytes, stderr %q", c.OutputTruncated, len(c.Stdout()), c.Stderr())
 	}
 }
 
 func TestPythonInterruptAndTimeout(t *testing.T) {
 	t.Parallel()
-	s := newSession(t, session.Config{Limits: session.Limits{Grace: 500 * time.Millisecond}})
+	s := newSession(t, session.Config{Grace: 500 * time.Millisecond})
 	ok(t, s, "kept = 'still here'")
 
 	// Interrupt a busy loop: KeyboardInterrupt, state kept.
@@ -427,7 +427,7 @@ func TestPythonInterruptAndTimeout(t *testing.T) {
 
 func TestPythonExitAndMemory(t *testing.T) {
 	t.Parallel()
-	cfg := session.Config{Limits: session.Limits{Memory: 256 << 20}}
+	cfg := session.Config{Limits: sandbox.Limits{Memory: 256 << 20}}
 	victim := newSession(t, cfg)
 	bystander := newSession(t, cfg)
 	ok(t, bystander, "y = 5")
@@ -537,7 +537,7 @@ func TestFiles(t *testing.T) {
 
 func TestBashSession(t *testing.T) {
 	t.Parallel()
-	s := newSession(t, session.Config{Language: sandbox.Bash, Limits: session.Limits{Grace: time.Second}})
+	s := newSession(t, session.Config{Language: sandbox.Bash, Grace: time.Second})
 	ok(t, s, "greeting=hello\ndeclare -A color=([sky]=blue)\nshout() { echo \"${1^^}!\"; }\ncd /tmp && mkdir -p d && cd d")
 	c := ok(t, s, "shout \"$greeting ${color[sky]}\"; pwd; echo oops >&2")
 	if c.Stdout() != "HELLO BLUE!\n/tmp/d\n" || c.Stderr() != "oops\n" || c.ExecutionCount != 2 {

@@ -29,6 +29,7 @@ type sessionFlags struct {
 	env       []string
 	preload   []string
 	timeout   time.Duration
+	cpuTime   time.Duration
 	grace     time.Duration
 	memory    string
 	procs     int
@@ -43,11 +44,12 @@ func (f *sessionFlags) register(cmd *cobra.Command, langHelp string) {
 	fl.StringArrayVarP(&f.files, "file", "f", nil, "upload a file: LOCAL[:REMOTE], REMOTE relative to the workspace (repeatable)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "environment variable KEY=VALUE (repeatable)")
 	fl.StringSliceVar(&f.preload, "preload", nil, "Python modules to import before the first cell (e.g. numpy,pandas,matplotlib.pyplot)")
-	fl.DurationVarP(&f.timeout, "timeout", "t", d.CellTime, "time limit per cell: past it the cell is interrupted, state kept")
-	fl.DurationVar(&f.grace, "grace", d.Grace, "how long an interrupted cell has to stop before the interpreter is restarted")
+	fl.DurationVarP(&f.timeout, "timeout", "t", d.WallTime, "time limit per cell: past it the cell is interrupted, state kept")
+	fl.DurationVar(&f.cpuTime, "cpu-time", d.CPUTime, "CPU-time limit per cell (user+system, of all it runs): past it the cell is interrupted, state kept; 0: none")
+	fl.DurationVar(&f.grace, "grace", session.DefaultGrace, "how long an interrupted cell has to stop before the interpreter is restarted")
 	fl.StringVarP(&f.memory, "memory", "m", sandbox.FormatBytes(d.Memory), "memory limit of the session")
 	fl.IntVar(&f.procs, "processes", d.Processes, "processes and threads alive at once in the session")
-	fl.StringVar(&f.output, "output-limit", sandbox.FormatBytes(d.CellOutput), "output kept per cell; the rest is discarded")
+	fl.StringVar(&f.output, "output-limit", sandbox.FormatBytes(d.OutputBytes), "output kept per cell; the rest is discarded")
 	fl.StringVar(&f.workspace, "workspace-size", sandbox.FormatBytes(d.WorkspaceBytes), "bytes writable in /work, /tmp and /dev/shm together")
 }
 
@@ -56,6 +58,7 @@ func (f *sessionFlags) register(cmd *cobra.Command, langHelp string) {
 func (f *sessionFlags) flags() []binding {
 	return []binding{
 		{"timeout", "session.timeout", &f.timeout},
+		{"cpu-time", "session.cpu_time", &f.cpuTime},
 		{"grace", "session.grace", &f.grace},
 		{"memory", "session.memory", &f.memory},
 		{"processes", "session.processes", &f.procs},
@@ -73,7 +76,7 @@ func (f *sessionFlags) config(c *app.Config, lang sandbox.Language) (session.Con
 		cfg.Language = sandbox.Language(f.lang)
 	}
 	l := cfg.Limits
-	if l.CellTime <= 0 || l.Grace <= 0 || l.Processes <= 0 || l.Memory <= 0 || l.CellOutput <= 0 || l.WorkspaceBytes <= 0 {
+	if l.WallTime <= 0 || cfg.Grace <= 0 || l.Processes <= 0 || l.Memory <= 0 || l.OutputBytes <= 0 || l.WorkspaceBytes <= 0 {
 		return cfg, usagef("limits must be positive")
 	}
 	var err error

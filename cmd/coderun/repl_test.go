@@ -57,7 +57,7 @@ func TestReplFromPipe(t *testing.T) {
 		w.Close()
 	}()
 	f := &replFlags{images: filepath.Join(dir, "img"), save: filepath.Join(dir, "s.ipynb")}
-	f.timeout, f.grace, f.procs = session.DefaultLimits.CellTime, session.DefaultLimits.Grace, 64
+	f.timeout, f.grace, f.procs = session.DefaultLimits.WallTime, session.DefaultGrace, 64
 	f.memory, f.output, f.workspace = "512MiB", "1MiB", "64MiB"
 	var out, errOut bytes.Buffer
 	err = runRepl(context.Background(), &globalFlags{runtime: "linux"}, f, stdin, &out, &errOut)
@@ -109,7 +109,7 @@ func TestReplSaysMemoryLimit(t *testing.T) {
 		w.Close()
 	}()
 	f := &replFlags{}
-	f.timeout, f.grace, f.procs = session.DefaultLimits.CellTime, session.DefaultLimits.Grace, 64
+	f.timeout, f.grace, f.procs = session.DefaultLimits.WallTime, session.DefaultGrace, 64
 	f.memory, f.output, f.workspace = "64MiB", "1MiB", "64MiB"
 	var out, errOut bytes.Buffer
 	err = runRepl(context.Background(), &globalFlags{runtime: "linux"}, f, stdin, &out, &errOut)
