@@ -6,7 +6,11 @@
 // assistant turn becomes text plus tool_use blocks (its arguments sent back
 // as the input object); consecutive tool results become the tool_result
 // blocks of one user message, with is_error when the result reports a
-// failure. Tools are sent with their JSON Schema as input_schema.
+// failure. Tools are sent with their JSON Schema as input_schema, without
+// "strict" (only some Claude models accept it), and a request with tools
+// asks for one tool call per turn (tool_choice auto with
+// disable_parallel_tool_use); a turn with several tool_use blocks
+// nonetheless comes back whole, every call in order.
 //
 // The SDK's own retries are switched off; the call is retried by
 // [llm.Retry], and failures are classified from the HTTP exchange itself
@@ -179,6 +183,12 @@ func (p *Provider) params(req llm.Request) (sdk.MessageNewParams, error) {
 			tool.Description = sdk.String(t.Description)
 		}
 		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: &tool})
+	}
+	if len(req.Tools) > 0 {
+		// One call per turn: the agent runs one program at a time.
+		params.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{
+			DisableParallelToolUse: sdk.Bool(true),
+		}}
 	}
 	return params, nil
 }

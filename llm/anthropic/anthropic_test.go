@@ -199,3 +199,38 @@ func TestEmptyToolResult(t *testing.T) {
 		t.Errorf("empty result sent = %v", result)
 	}
 }
+
+// A request with tools asks for one tool call per turn; a turn that makes
+// several anyway comes back whole, for the caller to answer each. A request
+// without tools names no tool_choice (the API rejects one without tools).
+func TestOneToolCallPerTurn(t *testing.T) {
+	srv, p := newTest(t,
+		llmtest.Turn{ToolCalls: []llmtest.Call{
+			{ID: "toolu_1", Name: "run_code", Arguments: `{"language":"python","code":"print(1)"}`},
+			{ID: "toolu_2", Name: "run_code", Arguments: `{"language":"python","code":"print(2)"}`},
+		}},
+		llmtest.Reply("plain"))
+	resp, err := p.Chat(context.Background(), llm.Request{Messages: []llm.Message{llm.User("go")}, Tools: []llm.Tool{llm.RunCodeTool()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.ToolCalls) != 2 || resp.ToolCalls[0].ID != "toolu_1" || resp.ToolCalls[1].ID != "toolu_2" {
+		t.Errorf("tool calls = %+v, want toolu_1 and toolu_2", resp.ToolCalls)
+	}
+	body := srv.Requests()[0].JSON()
+	choice, _ := body["tool_choice"].(map[string]any)
+	if choice["type"] != "auto" || choice["disable_parallel_tool_use"] != true {
+		t.Errorf("tool_choice = %v, want auto with disable_parallel_tool_use", body["tool_choice"])
+	}
+	tool := body["tools"].([]any)[0].(map[string]any)
+	if _, ok := tool["strict"]; ok {
+		t.Errorf("tool sent with strict: %v", tool)
+	}
+
+	if _, err := p.Chat(context.Background(), llm.Request{Messages: []llm.Message{llm.User("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	if body := srv.Requests()[1].JSON(); body["tool_choice"] != nil {
+		t.Errorf("tool_choice without tools = %v", body["tool_choice"])
+	}
+}

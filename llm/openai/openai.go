@@ -9,7 +9,15 @@
 // Requests are built from the provider-neutral messages: system and user
 // messages as they are, an assistant turn as content plus tool_calls (the
 // arguments sent back exactly as the model wrote them), a tool result as a
-// "tool" message with its tool_call_id. Tools are sent as "function" tools.
+// "tool" message with its tool_call_id. Tools are sent as "function" tools;
+// to OpenAI itself, a tool whose schema meets strict mode
+// ([llm.StrictSchema]) is declared strict. A request with tools asks for
+// one tool call per turn (parallel_tool_calls: false), except of OpenAI's
+// o-series models, which refuse the field; a turn with several calls
+// nonetheless comes back whole, every call in order, for the caller to
+// answer each. The reply bound is max_completion_tokens for OpenAI (its
+// reasoning models accept only that name) and max_tokens for Ollama and
+// other compatible servers (vLLM, llama.cpp), which know the older one.
 //
 // The SDK's own retries are switched off; the call is retried by
 // [llm.Retry], and failures are classified from the HTTP exchange itself.
@@ -153,7 +161,16 @@ func (p *Provider) params(req llm.Request) (oai.ChatCompletionNewParams, error) 
 		if t.Description != "" {
 			def.Description = oai.String(t.Description)
 		}
+		if p.cfg.Provider == llm.ProviderOpenAI && llm.StrictSchema(t.Parameters) {
+			// OpenAI then holds the arguments to the schema; compatible
+			// servers may not know the field.
+			def.Strict = oai.Bool(true)
+		}
 		params.Tools = append(params.Tools, oai.ChatCompletionFunctionTool(def))
+	}
+	if len(req.Tools) > 0 && p.acceptsParallelToolCalls() {
+		// One call per turn: the agent runs one program at a time.
+		params.ParallelToolCalls = oai.Bool(false)
 	}
 	maxTokens := int64(p.cfg.MaxTokensFor(req))
 	if p.cfg.Provider == llm.ProviderOpenAI {
@@ -167,6 +184,18 @@ func (p *Provider) params(req llm.Request) (oai.ChatCompletionNewParams, error) 
 		params.Temperature = oai.Float(*req.Temperature)
 	}
 	return params, nil
+}
+
+// acceptsParallelToolCalls reports whether the model takes the
+// parallel_tool_calls field: OpenAI's o-series reasoning models (o1, o3,
+// o4-mini, ...) reject it with HTTP 400; compatible servers that do not
+// know it ignore it.
+func (p *Provider) acceptsParallelToolCalls() bool {
+	if p.cfg.Provider != llm.ProviderOpenAI {
+		return true
+	}
+	m := p.cfg.Model
+	return !(len(m) >= 2 && m[0] == 'o' && m[1] >= '0' && m[1] <= '9')
 }
 
 func message(m llm.Message) (oai.ChatCompletionMessageParamUnion, error) {

@@ -107,6 +107,9 @@ func TestCompatibleServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	req, _ = srv.Last()
+	if body := req.JSON(); body["max_tokens"] != float64(llm.DefaultMaxTokens) || body["max_completion_tokens"] != nil {
+		t.Errorf("ollama got max_tokens %v, max_completion_tokens %v", body["max_tokens"], body["max_completion_tokens"])
+	}
 	if a := req.Header.Get("Authorization"); a != "" {
 		t.Errorf("ollama request carries Authorization %q", a)
 	}
@@ -219,4 +222,64 @@ func Example_toolCall() {
 	// Output:
 	// run python: print(6*7)
 	// 6*7 is 42.
+}
+
+// OpenAI gets strict tools and one tool call per turn; compatible servers
+// get parallel_tool_calls but not strict; o-series models, which refuse
+// parallel_tool_calls, do not get it; a request without tools gets neither.
+// A turn with several calls comes back whole.
+func TestToolDeclaration(t *testing.T) {
+	twoCalls := llmtest.Turn{ToolCalls: []llmtest.Call{
+		{ID: "call_a", Name: "run_code", Arguments: `{"language":"python","code":"print(1)"}`},
+		{ID: "call_b", Name: "run_code", Arguments: `{"language":"python","code":"print(2)"}`},
+	}}
+	loose := llm.Tool{Name: "note", Parameters: map[string]any{"type": "object",
+		"properties": map[string]any{"text": map[string]any{"type": "string"}}}}
+	tools := []llm.Tool{llm.RunCodeTool(), loose}
+	cases := []struct {
+		provider, model string
+		strict          bool // run_code declared strict
+		parallel        any  // parallel_tool_calls sent
+	}{
+		{llm.ProviderOpenAI, "gpt-4.1-mini", true, false},
+		{llm.ProviderOpenAI, "o4-mini", true, nil},
+		{llm.ProviderOpenAI, "o3", true, nil},
+		{llm.ProviderOllama, "o3-local", false, false},
+		{llm.ProviderOpenAICompatible, "qwen", false, false},
+	}
+	for _, c := range cases {
+		srv := llmtest.NewServer(twoCalls, llmtest.Reply("plain"))
+		defer srv.Close()
+		p, err := openai.New(llm.Config{Provider: c.provider, Model: c.model, APIKey: "sk-test-key",
+			BaseURL: srv.BaseURL(llmtest.OpenAI), Retry: llm.NoRetry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Chat(context.Background(), llm.Request{Messages: []llm.Message{llm.User("go")}, Tools: tools})
+		if err != nil {
+			t.Fatalf("%s:%s: %v", c.provider, c.model, err)
+		}
+		if len(resp.ToolCalls) != 2 || resp.ToolCalls[0].ID != "call_a" || resp.ToolCalls[1].ID != "call_b" {
+			t.Errorf("%s:%s: tool calls = %+v, want call_a and call_b", c.provider, c.model, resp.ToolCalls)
+		}
+		body := srv.Requests()[0].JSON()
+		if body["parallel_tool_calls"] != c.parallel {
+			t.Errorf("%s:%s: parallel_tool_calls = %v, want %v", c.provider, c.model, body["parallel_tool_calls"], c.parallel)
+		}
+		sent := body["tools"].([]any)
+		runCode := sent[0].(map[string]any)["function"].(map[string]any)
+		if strict, _ := runCode["strict"].(bool); strict != c.strict {
+			t.Errorf("%s:%s: run_code strict = %v, want %v", c.provider, c.model, runCode["strict"], c.strict)
+		}
+		if note := sent[1].(map[string]any)["function"].(map[string]any); note["strict"] != nil {
+			t.Errorf("%s:%s: a tool with optional properties sent strict = %v", c.provider, c.model, note["strict"])
+		}
+
+		if _, err := p.Chat(context.Background(), llm.Request{Messages: []llm.Message{llm.User("hi")}}); err != nil {
+			t.Fatal(err)
+		}
+		if body := srv.Requests()[1].JSON(); body["parallel_tool_calls"] != nil || body["tools"] != nil {
+			t.Errorf("%s:%s: request without tools sent parallel_tool_calls %v, tools %v", c.provider, c.model, body["parallel_tool_calls"], body["tools"])
+		}
+	}
 }
