@@ -32,6 +32,14 @@
 // [LoadPolicy]). A Decision carries the findings that caused it and a
 // paragraph that explains it to a person or back to the model.
 //
+// Network code is the one case where what the sandbox can do changes the
+// decision: in a sandbox without network access ([Reviewer.Offline],
+// [Policy.DecideOffline]) a network finding the policy would ask about is
+// denied instead — a person's approval cannot make it work, it would only
+// fail later — with an explanation that tells the model to do without the
+// network. A policy that allows network code lets it run (and fail, with
+// a note in the explanation); one that denies it denies it.
+//
 // [Reviewer.Review] (or the package-level [Review]) does both halves;
 // [Reviewer.Analyze] does only the first.
 //

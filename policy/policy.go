@@ -214,8 +214,25 @@ type Decision struct {
 	Explanation string `json:"explanation"`
 }
 
-// Decide maps findings to a decision.
+// Decide maps findings to a decision, for code that will run where the
+// network may be reachable.
 func (p *Policy) Decide(findings []Finding) Decision {
+	return p.decide(findings, false)
+}
+
+// DecideOffline maps findings to a decision for code that will run in a
+// sandbox without network access. It is [Policy.Decide] except for network
+// findings: where the policy would ask a person about one, the code is
+// denied instead, because approving it cannot make it work — it would only
+// fail later — and the explanation says so, for the model to rewrite the
+// code without the network. A policy that allows network code still allows
+// it (the code runs and fails, and its output says why), with a note in
+// the explanation; one that denies it still denies it.
+func (p *Policy) DecideOffline(findings []Finding) Decision {
+	return p.decide(findings, true)
+}
+
+func (p *Policy) decide(findings []Finding, offline bool) Decision {
 	if p == nil {
 		p = DefaultPolicy()
 	}
@@ -223,6 +240,9 @@ func (p *Policy) Decide(findings []Finding) Decision {
 	actions := make([]Action, len(findings))
 	for i, f := range findings {
 		actions[i] = p.ActionFor(f)
+		if offline && f.Rule == RuleNetwork && actions[i] == Ask {
+			actions[i] = Deny
+		}
 		if actions[i].rank() > d.Action.rank() {
 			d.Action = actions[i]
 		}
@@ -236,6 +256,6 @@ func (p *Policy) Decide(findings []Finding) Decision {
 			asked = append(asked, f)
 		}
 	}
-	d.Explanation = explain(d, asked)
+	d.Explanation = explain(d, asked, offline)
 	return d
 }

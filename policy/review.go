@@ -28,6 +28,10 @@ type Reviewer struct {
 	// Workspace lists the directories code may touch, working directory
 	// first; nil means /work (the working directory) and /tmp.
 	Workspace []string
+	// Offline says the code will run in a sandbox without network access:
+	// decisions are then made by [Policy.DecideOffline], which denies,
+	// rather than asks a person about, network code that could only fail.
+	Offline bool
 }
 
 // Review analyses code with a zero [Reviewer] and decides with the default policy.
@@ -47,6 +51,9 @@ func (r *Reviewer) Review(ctx context.Context, lang Language, code string) (Deci
 	p := r.Policy
 	if p == nil {
 		p = DefaultPolicy()
+	}
+	if r.Offline {
+		return p.DecideOffline(findings), nil
 	}
 	return p.Decide(findings), nil
 }
