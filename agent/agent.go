@@ -205,33 +205,12 @@ func ParseVerdict(s string) (Verdict, error) {
 	return "", fmt.Errorf("agent: unknown verdict %q (want yes, no or always)", s)
 }
 
-// Outcomes of a run, as stored in store.Run.Outcome and the scorecard.
-const (
-	OutcomeAnswered         = "answered"            // an answer resting on the output
-	OutcomeUnverified       = "answered_unverified" // an answer quoting values the output does not show
-	OutcomeRetriesExhausted = "retries_exhausted"
-	OutcomeStuck            = "stuck" // the same error twice in a row
-	OutcomeTimeout          = "timeout"
-	OutcomeCPULimit         = "cpu_limit"
-	OutcomeMemoryLimit      = "memory_limit"
-	OutcomeOutputLimit      = "output_limit"
-	OutcomeDenied           = "denied"   // the policy denied the code
-	OutcomeRejected         = "rejected" // a person (or the non-interactive default) rejected it
-	OutcomeStepBudget       = "step_budget"
-	OutcomeTokenBudget      = "token_budget"
-	OutcomeTimeBudget       = "time_budget"
-	OutcomeProviderError    = "provider_error"
-	OutcomeSetupError       = "setup_error"
-	OutcomeExecutorError    = "executor_error"
-	OutcomeCancelled        = "cancelled"
-)
-
 // Result is where a run stands when Run or Resume returns.
 type Result struct {
 	RunID  string       `json:"run_id"`
 	Status store.Status `json:"status"`
 	// Outcome names how the run ended; empty while it is paused.
-	Outcome string `json:"outcome,omitempty"`
+	Outcome Outcome `json:"outcome,omitempty"`
 	// Answer is set when the run answered.
 	Answer *Answer `json:"answer,omitempty"`
 	// Failure is the honest report of a run without an answer.

@@ -251,7 +251,7 @@ func TestAwaitingApprovalRejectedFromQueue(t *testing.T) {
 			t.Fatalf("after rejection: %+v", dres)
 		}
 		run := h.storedRun(res.RunID)
-		if run.Status != store.StatusFailed || run.Outcome != agent.OutcomeRejected || run.Pending != nil {
+		if run.Status != store.StatusFailed || run.Outcome != string(agent.OutcomeRejected) || run.Pending != nil {
 			t.Errorf("stored run: %+v", run)
 		}
 		if _, err := agent.Decide(context.Background(), h.store, res.RunID, agent.Approve, "x", ""); err == nil {

@@ -33,7 +33,7 @@ const (
 // retryableErrors are the Python exceptions named in coderun's contract as
 // code errors the model can fix. Other exceptions are retryable too (they
 // are the code's own errors), except fatalErrors.
-var retryableErrors = map[string]bool{
+var retryableErrors = map[Kind]bool{
 	"SyntaxError": true, "IndentationError": true, "TabError": true,
 	"NameError": true, "UnboundLocalError": true,
 	"ImportError": true, "ModuleNotFoundError": true,
@@ -44,7 +44,7 @@ var retryableErrors = map[string]bool{
 
 // fatalErrors are exceptions a retry would only reproduce: the memory ran
 // out, or the program was interrupted.
-var fatalErrors = map[string]Class{
+var fatalErrors = map[Kind]Class{
 	"MemoryError":       ClassFatal,
 	"KeyboardInterrupt": ClassCancelled,
 }
@@ -52,7 +52,7 @@ var fatalErrors = map[string]Class{
 // verdict is the classification of one outcome.
 type verdict struct {
 	Class   Class
-	Kind    string // "NameError", "exit_status", "timeout", ...
+	Kind    Kind
 	Message string // the error line
 	// Detail is the trimmed traceback or stderr tail that goes back to the
 	// model.
@@ -61,11 +61,11 @@ type verdict struct {
 }
 
 func (v verdict) signature() string {
-	return v.Kind + ": " + normalizeMessage(v.Message)
+	return string(v.Kind) + ": " + normalizeMessage(v.Message)
 }
 
 func (v verdict) record() Classification {
-	c := Classification{Class: string(v.Class), Kind: v.Kind, Message: v.Message, Why: v.Why}
+	c := Classification{Class: v.Class, Kind: v.Kind, Message: v.Message, Why: v.Why}
 	if v.Class != ClassSuccess {
 		c.Signature = v.signature()
 	}
@@ -75,9 +75,9 @@ func (v verdict) record() Classification {
 // errorLine is "Kind: message", or Kind alone.
 func (v verdict) errorLine() string {
 	if v.Message == "" {
-		return v.Kind
+		return string(v.Kind)
 	}
-	return v.Kind + ": " + v.Message
+	return string(v.Kind) + ": " + v.Message
 }
 
 var (
@@ -95,27 +95,27 @@ func normalizeMessage(s string) string {
 // classify says what an execution's outcome means. cancelled reports
 // whether the caller's context was done when the run was killed.
 func classify(ex *ExecutionRecord, cancelled bool) verdict {
-	limit := func(kind, what string) verdict {
+	limit := func(kind Kind, what string) verdict {
 		return verdict{Class: ClassFatal, Kind: kind, Message: ex.Error, Detail: tail(ex.Stderr, 20, 2000),
 			Why: what + "; retrying would hit the same limit, so the run stops"}
 	}
 	switch ex.Reason {
 	case sandbox.ReasonTimeout:
-		return limit("timeout", "the code ran past its wall-time limit")
+		return limit(KindTimeout, "the code ran past its wall-time limit")
 	case sandbox.ReasonCPULimit:
-		return limit("cpu_limit", "the code used up its CPU-time limit")
+		return limit(KindCPULimit, "the code used up its CPU-time limit")
 	case sandbox.ReasonMemoryLimit:
-		return limit("memory_limit", "the code went over its memory limit")
+		return limit(KindMemoryLimit, "the code went over its memory limit")
 	case sandbox.ReasonOutputLimit:
-		return limit("output_limit", "the code printed more than the output limit")
+		return limit(KindOutputLimit, "the code printed more than the output limit")
 	case sandbox.ReasonKilled:
 		if cancelled {
-			return verdict{Class: ClassCancelled, Kind: "cancelled", Why: "the run was cancelled while the code ran"}
+			return verdict{Class: ClassCancelled, Kind: KindCancelled, Why: "the run was cancelled while the code ran"}
 		}
-		return verdict{Class: ClassInfrastructure, Kind: "killed", Message: ex.Error,
+		return verdict{Class: ClassInfrastructure, Kind: KindKilled, Message: ex.Error,
 			Why: "the sandbox was stopped from outside"}
 	case sandbox.ReasonSetupError:
-		return verdict{Class: ClassInfrastructure, Kind: "setup_error", Message: ex.Error,
+		return verdict{Class: ClassInfrastructure, Kind: KindSetupError, Message: ex.Error,
 			Why: "the sandbox could not be set up; the code did not run"}
 	}
 	// Exited. A session reports exceptions as error outputs.
@@ -131,22 +131,23 @@ func classify(ex *ExecutionRecord, cancelled bool) verdict {
 		return exceptionVerdict(ename, evalue, tail(ex.Stderr, 25, 3000))
 	}
 	if ex.Signal != "" {
-		return verdict{Class: ClassRetryable, Kind: "signal", Message: "terminated by " + ex.Signal,
+		return verdict{Class: ClassRetryable, Kind: KindSignal, Message: "terminated by " + ex.Signal,
 			Detail: tail(ex.Stderr, 20, 2000), Why: "the program crashed (" + ex.Signal + ")"}
 	}
 	msg := lastLine(ex.Stderr)
 	if msg == "" {
 		msg = lastLine(ex.Stdout)
 	}
-	return verdict{Class: ClassRetryable, Kind: "exit_status", Message: fmt.Sprintf("exit status %d: %s", ex.ExitCode, msg),
+	return verdict{Class: ClassRetryable, Kind: KindExitStatus, Message: fmt.Sprintf("exit status %d: %s", ex.ExitCode, msg),
 		Detail: tail(ex.Stderr, 20, 2000), Why: fmt.Sprintf("the program exited with status %d", ex.ExitCode)}
 }
 
 func exceptionVerdict(ename, evalue, detail string) verdict {
-	kind := ename
-	if i := strings.LastIndexByte(kind, '.'); i >= 0 {
-		kind = kind[i+1:]
+	name := ename
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
 	}
+	kind := Kind(name)
 	if c, ok := fatalErrors[kind]; ok {
 		why := "the program ran out of memory; a retry would do the same"
 		if c == ClassCancelled {
@@ -154,9 +155,9 @@ func exceptionVerdict(ename, evalue, detail string) verdict {
 		}
 		return verdict{Class: c, Kind: kind, Message: evalue, Detail: detail, Why: why}
 	}
-	why := "the code raised " + kind + ", an error the model can fix"
+	why := "the code raised " + name + ", an error the model can fix"
 	if !retryableErrors[kind] {
-		why = "the code raised " + kind + "; the model may fix it"
+		why = "the code raised " + name + "; the model may fix it"
 	}
 	return verdict{Class: ClassRetryable, Kind: kind, Message: evalue, Detail: detail, Why: why}
 }
@@ -304,12 +305,12 @@ type endFacts struct {
 
 // endRule is a row of [endings].
 type endRule struct {
-	outcome string
+	outcome Outcome
 	class   Class
 	// kind is the kind the classification step records; empty: the kind
 	// of the outcome at hand (facts.v.Kind, or the model API error's).
 	// An empty class likewise means the verdict's class.
-	kind string
+	kind Kind
 	// own says that the phase records the classification itself (or that
 	// there is none: a rejection, a cancellation); otherwise the ending
 	// records one of class and kind, with the summary as its reason.
@@ -336,33 +337,33 @@ var endings = map[ending]endRule{
 	endSetupError: {OutcomeSetupError, ClassInfrastructure, "", false, func(f endFacts) string {
 		return "The sandbox could not be set up, so the code did not run: " + f.v.Message
 	}},
-	endExecutorSetup: {OutcomeSetupError, ClassInfrastructure, "setup_error", false, func(f endFacts) string {
+	endExecutorSetup: {OutcomeSetupError, ClassInfrastructure, KindSetupError, false, func(f endFacts) string {
 		return "The sandbox for the code could not be set up: " + f.detail
 	}},
-	endExecutorError: {OutcomeExecutorError, ClassInfrastructure, "executor_error", false, func(f endFacts) string {
+	endExecutorError: {OutcomeExecutorError, ClassInfrastructure, KindExecutorError, false, func(f endFacts) string {
 		return "The code could not be run: " + f.detail
 	}},
 	endStopped:        {OutcomeExecutorError, "", "", false, stoppedSummary},
 	endCodeTimeBudget: {OutcomeTimeBudget, ClassFatal, "", false, stoppedSummary},
-	endModelTimeBudget: {OutcomeTimeBudget, ClassFatal, "time_budget", false, func(f endFacts) string {
+	endModelTimeBudget: {OutcomeTimeBudget, ClassFatal, KindTimeBudget, false, func(f endFacts) string {
 		return fmt.Sprintf("The run used up its time budget of %s while waiting for the model.", f.budget)
 	}},
-	endTimeBudget: {OutcomeTimeBudget, ClassFatal, "time_budget", false, func(f endFacts) string {
+	endTimeBudget: {OutcomeTimeBudget, ClassFatal, KindTimeBudget, false, func(f endFacts) string {
 		return fmt.Sprintf("The run used up its time budget of %s before the task was done.", f.budget)
 	}},
-	endTokenBudget: {OutcomeTokenBudget, ClassFatal, "token_budget", false, func(f endFacts) string {
+	endTokenBudget: {OutcomeTokenBudget, ClassFatal, KindTokenBudget, false, func(f endFacts) string {
 		return fmt.Sprintf("The run used %s tokens, its budget of %s, before the task was done.", f.used, f.budget)
 	}},
-	endStepBudget: {OutcomeStepBudget, ClassFatal, "step_budget", false, func(f endFacts) string {
+	endStepBudget: {OutcomeStepBudget, ClassFatal, KindStepBudget, false, func(f endFacts) string {
 		return fmt.Sprintf("The step budget of %s cells was used up before the task was done.", f.budget)
 	}},
 	endProviderError: {OutcomeProviderError, ClassInfrastructure, "", false, func(f endFacts) string {
 		return "The model's API failed and its retries were used up: " + f.detail
 	}},
-	endEmptyAnswer: {OutcomeProviderError, ClassInfrastructure, "empty_answer", false, func(endFacts) string {
+	endEmptyAnswer: {OutcomeProviderError, ClassInfrastructure, KindEmptyAnswer, false, func(endFacts) string {
 		return "The code ran, but the model wrote no answer from its output."
 	}},
-	endDenied: {OutcomeDenied, ClassFatal, "policy_denied", true, func(f endFacts) string { return f.detail }},
+	endDenied: {OutcomeDenied, ClassFatal, KindPolicyDenied, true, func(f endFacts) string { return f.detail }},
 	endRejectedByMode: {OutcomeRejected, "", "", true, func(f endFacts) string {
 		return "The code needs a person's approval and none was given: non-interactive runs reject " +
 			"such code unless it is approved by flag (--approve all) or allowed by the policy. " + f.explanation
@@ -370,7 +371,7 @@ var endings = map[ending]endRule{
 	endRejected: {OutcomeRejected, "", "", true, func(f endFacts) string {
 		return "The code was rejected " + f.detail + "; it did not run. " + f.explanation
 	}},
-	endStuck: {OutcomeStuck, ClassFatal, "stuck", true, func(f endFacts) string {
+	endStuck: {OutcomeStuck, ClassFatal, KindStuck, true, func(f endFacts) string {
 		return fmt.Sprintf("The run was stopped because the same error occurred twice in a row (%s): "+
 			"the model was not making progress.", oneLine(f.v.errorLine(), 200))
 	}},
@@ -397,7 +398,7 @@ func executionEnding(v verdict) ending {
 	switch e := ending(v.Kind); e {
 	case endTimeout, endCPULimit, endMemoryLimit, endMemoryError, endOutputLimit, endSetupError:
 		return e
-	case "time_budget":
+	case ending(KindTimeBudget):
 		return endCodeTimeBudget
 	}
 	return endStopped

@@ -12,7 +12,7 @@ func TestClassify(t *testing.T) {
 		name  string
 		ex    ExecutionRecord
 		class Class
-		kind  string
+		kind  Kind
 	}{
 		{"ok", ExecutionRecord{Reason: "exited"}, ClassSuccess, ""},
 		{"name error", ExecutionRecord{Language: "python", Reason: "exited", ExitCode: 1,

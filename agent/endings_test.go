@@ -29,25 +29,25 @@ func TestExecutionEndings(t *testing.T) {
 		summary string
 	}{
 		{"timeout", agenttest.NewBackend(agenttest.On("", agenttest.Stopped(sandbox.ReasonTimeout, "partial\n"))),
-			0, agent.OutcomeTimeout, "fatal", "timeout", "wall-time limit of 7s"},
+			0, string(agent.OutcomeTimeout), "fatal", "timeout", "wall-time limit of 7s"},
 		{"cpu", agenttest.NewBackend(agenttest.On("", agenttest.Stopped(sandbox.ReasonCPULimit, ""))),
-			0, agent.OutcomeCPULimit, "fatal", "cpu_limit", "CPU-time limit of 3s"},
+			0, string(agent.OutcomeCPULimit), "fatal", "cpu_limit", "CPU-time limit of 3s"},
 		{"memory", agenttest.NewBackend(agenttest.On("", agenttest.Stopped(sandbox.ReasonMemoryLimit, ""))),
-			0, agent.OutcomeMemoryLimit, "fatal", "memory_limit", "memory limit of 64 MiB"},
+			0, string(agent.OutcomeMemoryLimit), "fatal", "memory_limit", "memory limit of 64 MiB"},
 		{"MemoryError", agenttest.NewBackend(agenttest.On("", agenttest.Raise("MemoryError", ""))),
-			0, agent.OutcomeMemoryLimit, "fatal", "MemoryError", "memory limit of 64 MiB"},
+			0, string(agent.OutcomeMemoryLimit), "fatal", "MemoryError", "memory limit of 64 MiB"},
 		{"output", agenttest.NewBackend(agenttest.On("", agenttest.Stopped(sandbox.ReasonOutputLimit, ""))),
-			0, agent.OutcomeOutputLimit, "fatal", "output_limit", "output limit of 1.0 KiB"},
+			0, string(agent.OutcomeOutputLimit), "fatal", "output_limit", "output limit of 1.0 KiB"},
 		{"setup", agenttest.NewBackend(agenttest.On("", agenttest.Result{Reason: sandbox.ReasonSetupError, ExitCode: -1, Error: "no cgroup"})),
-			0, agent.OutcomeSetupError, "infrastructure", "setup_error", "could not be set up, so the code did not run: no cgroup"},
+			0, string(agent.OutcomeSetupError), "infrastructure", "setup_error", "could not be set up, so the code did not run: no cgroup"},
 		{"killed", agenttest.NewBackend(agenttest.On("", killed)),
-			0, agent.OutcomeExecutorError, "infrastructure", "killed", "stopped from outside (killed: killed by the operator)"},
+			0, string(agent.OutcomeExecutorError), "infrastructure", "killed", "stopped from outside (killed: killed by the operator)"},
 		{"open", &agenttest.Backend{OpenErr: errors.New("no sandbox here")},
-			0, agent.OutcomeSetupError, "infrastructure", "setup_error", "The sandbox for the code could not be set up: no sandbox here"},
+			0, string(agent.OutcomeSetupError), "infrastructure", "setup_error", "The sandbox for the code could not be set up: no sandbox here"},
 		{"executor", agenttest.NewBackend(agenttest.On("", agenttest.Result{Err: errors.New("broken pipe")})),
-			0, agent.OutcomeExecutorError, "infrastructure", "executor_error", "The code could not be run: broken pipe"},
+			0, string(agent.OutcomeExecutorError), "infrastructure", "executor_error", "The code could not be run: broken pipe"},
 		{"time budget", agenttest.NewBackend(agenttest.On("", agenttest.Result{UntilCancelled: true})),
-			2 * time.Second, agent.OutcomeTimeBudget, "fatal", "time_budget", "time budget ran out while the code ran"},
+			2 * time.Second, string(agent.OutcomeTimeBudget), "fatal", "time_budget", "time budget ran out while the code ran"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -55,7 +55,7 @@ func TestExecutionEndings(t *testing.T) {
 			h.cfg.Limits = sandbox.Limits{WallTime: 7 * time.Second, CPUTime: 3 * time.Second, Memory: 64 << 20, OutputBytes: 1 << 10}
 			h.cfg.MaxWall = c.maxWall
 			res := h.run("Work.")
-			if res.Status != store.StatusFailed || res.Outcome != c.outcome || res.Answer != nil {
+			if res.Status != store.StatusFailed || string(res.Outcome) != c.outcome || res.Answer != nil {
 				t.Fatalf("status %s outcome %s, want failed %s; failure %+v", res.Status, res.Outcome, c.outcome, res.Failure)
 			}
 			if !strings.Contains(res.Failure.Summary, c.summary) {
@@ -63,7 +63,7 @@ func TestExecutionEndings(t *testing.T) {
 			}
 			_, steps := h.steps(res.RunID)
 			cl := decode[agent.Classification](t, steps, agent.StepClassification, 0)
-			if cl.Class != c.class || cl.Kind != c.kind || cl.Why != res.Failure.Summary {
+			if string(cl.Class) != c.class || string(cl.Kind) != c.kind || cl.Why != res.Failure.Summary {
 				t.Errorf("classification %+v, want %s %s", cl, c.class, c.kind)
 			}
 			if sc := res.Scorecard; sc.Errors[c.class] != 1 || sc.ErrorKinds[c.kind] != 1 || sc.Outcome != c.outcome {

@@ -53,7 +53,7 @@ func (r *runner) execute(ctx context.Context) (transition, error) {
 			return r.cancel(), nil
 		}
 		if errors.Is(err, sandbox.ErrInvalid) {
-			v := verdict{Class: ClassRetryable, Kind: "invalid_request", Message: err.Error(), Why: "the sandbox refused the code as given"}
+			v := verdict{Class: ClassRetryable, Kind: KindInvalidRequest, Message: err.Error(), Why: "the sandbox refused the code as given"}
 			return r.retryOrFail(v, r.feedback(p, observationOf(v))), nil
 		}
 		return r.endBy(endExecutorError, endFacts{detail: err.Error()}), nil
@@ -62,7 +62,7 @@ func (r *runner) execute(ctx context.Context) (transition, error) {
 	// cancelled the run, or the run's time budget ran out.
 	v := classify(&ex.Record, bctx.Err() != nil)
 	if v.Class == ClassCancelled && ctx.Err() == nil && bctx.Err() != nil {
-		v = verdict{Class: ClassFatal, Kind: "time_budget", Why: "the run's time budget ran out while the code ran"}
+		v = verdict{Class: ClassFatal, Kind: KindTimeBudget, Why: "the run's time budget ran out while the code ran"}
 	}
 	endExecute(span, ex, v, nil)
 	r.st.Score.Attempts++
@@ -86,7 +86,7 @@ func (r *runner) execute(ctx context.Context) (transition, error) {
 	// Single mode wants something to interpret: a program that printed
 	// nothing and wrote nothing gets one more try.
 	if v.Class == ClassSuccess && r.rc.Mode == ModeSingle && strings.TrimSpace(c.Stdout) == "" && c.Result == "" && len(c.Files) == 0 {
-		v = verdict{Class: ClassRetryable, Kind: "no_output", Message: "the program printed nothing",
+		v = verdict{Class: ClassRetryable, Kind: KindNoOutput, Message: "the program printed nothing",
 			Why: "the program ran but printed no result, so there is nothing to rest an answer on"}
 		c.Error = v.errorLine()
 	}

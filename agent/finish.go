@@ -61,8 +61,8 @@ func (r *runner) finish(t transition) (transition, error) {
 			u.Review = &store.NewReview{Kind: store.ReviewUnverified,
 				Reason: "the answer quotes " + strings.Join(e.answer.Unsupported, ", ") + ", which the output does not show"}
 		}
-		u.Outcome = outcome
-		r.st.Score.Outcome = outcome
+		u.Outcome = string(outcome)
+		r.st.Score.Outcome = string(outcome)
 		r.st.Phase = phaseDone
 		r.final.answer = e.answer
 		t.steps = append(t.steps, r.step(StepAnswer, 0, "answer: "+oneLine(e.answer.Text, 100), e.answer))
@@ -81,30 +81,30 @@ func (r *runner) finish(t transition) (transition, error) {
 		if kind == "" {
 			kind = e.facts.v.Kind
 		}
-		r.st.Score.AddError(string(class), kind)
-		c := Classification{Class: string(class), Kind: kind, Why: summary}
-		t.steps = append(t.steps, r.step(StepClassification, r.st.Attempt, string(class)+": "+kind, &c))
+		r.st.Score.AddError(string(class), string(kind))
+		c := Classification{Class: class, Kind: kind, Why: summary}
+		t.steps = append(t.steps, r.step(StepClassification, r.st.Attempt, string(class)+": "+string(kind), &c))
 	}
 	outcome := rule.outcome
 	rep := r.report(outcome, summary)
-	r.st.Score.Outcome = outcome
+	r.st.Score.Outcome = string(outcome)
 	r.st.Phase = phaseDone
 	r.final.failure = rep
 	repJSON, err := json.Marshal(rep)
 	if err != nil {
 		return t, fmt.Errorf("agent: failure report: %w", err)
 	}
-	u.Outcome, u.Failure = outcome, repJSON
+	u.Outcome, u.Failure = string(outcome), repJSON
 	u.Status = store.StatusFailed
 	if outcome == OutcomeCancelled {
 		u.Status = store.StatusCancelled
 	} else {
-		u.Review = &store.NewReview{Kind: store.ReviewFailure, Reason: outcome + ": " + oneLine(summary, 300)}
+		u.Review = &store.NewReview{Kind: store.ReviewFailure, Reason: string(outcome) + ": " + oneLine(summary, 300)}
 	}
 	if r.run.Status == store.StatusAwaitingApproval && u.CloseReviews == nil {
-		u.CloseReviews = &store.CloseReviews{Kind: store.ReviewApproval, Resolution: outcome}
+		u.CloseReviews = &store.CloseReviews{Kind: store.ReviewApproval, Resolution: string(outcome)}
 	}
-	t.steps = append(t.steps, r.step(StepFailure, r.st.Attempt, "no answer: "+outcome, rep))
+	t.steps = append(t.steps, r.step(StepFailure, r.st.Attempt, "no answer: "+string(outcome), rep))
 	return t, nil
 }
 
@@ -143,7 +143,7 @@ func (r *runner) timeSpent() (transition, bool) {
 // report writes the honest failure report from the checkpoint: what the
 // code was trying to do, the error that kept occurring and the partial
 // output of the last attempt.
-func (r *runner) report(outcome, summary string) *FailureReport {
+func (r *runner) report(outcome Outcome, summary string) *FailureReport {
 	rep := &FailureReport{Outcome: outcome, Summary: summary, Attempts: r.st.Score.Attempts}
 	var code, intent string
 	var lang language.Language

@@ -58,10 +58,10 @@ func (r *runner) generate(ctx context.Context) (transition, error) {
 	if r.rc.Mode == ModeSteps && len(r.st.Cells) > 0 {
 		return to(phaseInterpret, callStep), nil
 	}
-	v := verdict{Class: ClassRetryable, Kind: "no_code", Message: "the reply held no code to run",
+	v := verdict{Class: ClassRetryable, Kind: KindNoCode, Message: "the reply held no code to run",
 		Why: "the model answered without running code; an answer must rest on computed values"}
 	if resp.StopReason == llm.StopMaxTokens {
-		v.Kind, v.Message, v.Why = "truncated_reply", "the reply was cut at the token limit", "the reply was cut before any complete code"
+		v.Kind, v.Message, v.Why = KindTruncatedReply, "the reply was cut at the token limit", "the reply was cut before any complete code"
 	}
 	instr := "Call run_code with a complete program."
 	if r.rc.Format == FormatFenced {
@@ -132,7 +132,7 @@ func (r *runner) modelFailed(ctx context.Context, err error, deadline bool, call
 	case deadline:
 		return r.endBy(endModelTimeBudget, endFacts{budget: r.maxWall().String()}, callStep)
 	}
-	return r.endBy(endProviderError, endFacts{v: verdict{Kind: errorType(err)}, detail: err.Error()}, callStep)
+	return r.endBy(endProviderError, endFacts{v: verdict{Kind: Kind(errorType(err))}, detail: err.Error()}, callStep)
 }
 
 // malformed feeds a malformed tool call back to the model.
@@ -160,7 +160,7 @@ func (r *runner) malformed(resp *llm.Response, err error, callStep pendingStep) 
 			feedback = append(feedback, llm.ToolResult(c.ID, "Not run: another call of this turn was malformed; make one call per turn.", true))
 		}
 	}
-	v := verdict{Class: ClassRetryable, Kind: "malformed_tool_call", Message: strings.Join(msgs, "; "),
+	v := verdict{Class: ClassRetryable, Kind: KindMalformedToolCall, Message: strings.Join(msgs, "; "),
 		Why: "the model called run_code with arguments that do not fit it"}
 	return r.retryOrFail(v, feedback, callStep)
 }

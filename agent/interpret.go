@@ -37,7 +37,7 @@ func (r *runner) interpret(ctx context.Context) (transition, error) {
 	if len(g.Unsupported) > 0 && r.st.Unverified == "" {
 		r.st.Unverified = text
 		r.st.Score.Retries++
-		v := verdict{Class: ClassRetryable, Kind: "ungrounded_answer", Message: "quotes " + strings.Join(g.Unsupported, ", "),
+		v := verdict{Class: ClassRetryable, Kind: KindUngroundedAnswer, Message: "quotes " + strings.Join(g.Unsupported, ", "),
 			Why: "the answer quotes values that the output does not show"}
 		r.countError(v)
 		c := v.record()

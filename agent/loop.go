@@ -316,12 +316,12 @@ func (r *runner) drive(ctx context.Context, span trace.Span) (*Result, error) {
 	}
 	res := r.result()
 	span.SetAttributes(attribute.String("coderun.status", string(res.Status)),
-		attribute.String("coderun.outcome", res.Outcome),
+		attribute.String("coderun.outcome", string(res.Outcome)),
 		attribute.Int("coderun.attempts", res.Scorecard.Attempts),
 		attribute.Int("coderun.retries", res.Scorecard.Retries))
 	if res.Status == store.StatusFailed {
-		span.SetAttributes(attribute.String("error.type", res.Outcome))
-		span.SetStatus(codes.Error, res.Outcome)
+		span.SetAttributes(attribute.String("error.type", string(res.Outcome)))
+		span.SetStatus(codes.Error, string(res.Outcome))
 	}
 	return res, nil
 }
@@ -345,7 +345,7 @@ func (r *runner) apply(ctx context.Context, t transition) error {
 }
 
 func (r *runner) result() *Result {
-	res := &Result{RunID: r.run.ID, Status: r.run.Status, Outcome: r.st.Score.Outcome, Scorecard: r.st.Score}
+	res := &Result{RunID: r.run.ID, Status: r.run.Status, Outcome: Outcome(r.st.Score.Outcome), Scorecard: r.st.Score}
 	if r.run.Status == store.StatusAwaitingApproval && r.st.Pending != nil && r.st.Pending.Decision != nil {
 		res.Pending = r.pendingApproval()
 	}

@@ -220,12 +220,12 @@ type FileMeta struct {
 // Classification is what the agent made of an execution (or of a model
 // reply it could not use).
 type Classification struct {
-	// Class is "success", "retryable", "fatal", "infrastructure" or
-	// "cancelled".
-	Class string `json:"class"`
+	// Class is what the outcome means for the loop ("success",
+	// "retryable", "fatal", "infrastructure", "cancelled").
+	Class Class `json:"class"`
 	// Kind names the error: "NameError", "exit_status", "timeout",
 	// "memory_limit", "malformed_tool_call", "stuck", ...
-	Kind string `json:"kind,omitempty"`
+	Kind Kind `json:"kind,omitempty"`
 	// Message is the error line ("name 'y' is not defined").
 	Message string `json:"message,omitempty"`
 	// Signature identifies the error across attempts, for stuck detection.
@@ -240,7 +240,7 @@ type Retry struct {
 	Number int `json:"number"`
 	Max    int `json:"max"`
 	// Reason is the kind of error retried.
-	Reason string `json:"reason"`
+	Reason Kind `json:"reason"`
 	// Feedback is what the model was told.
 	Feedback string `json:"feedback"`
 }
@@ -263,7 +263,7 @@ type Answer struct {
 type FailureReport struct {
 	// Outcome is the agent's name for the failure ("retries_exhausted",
 	// "stuck", "timeout", "denied", "provider_error", ...).
-	Outcome string `json:"outcome"`
+	Outcome Outcome `json:"outcome"`
 	// Summary is one paragraph for a person.
 	Summary string `json:"summary"`
 	// Intent is what the code was trying to do.

@@ -15,7 +15,7 @@ func (r *runner) retryOrFail(v verdict, feedback []llm.Message, steps ...pending
 	sig := v.signature()
 	if sig == r.st.LastSig {
 		c := v.record()
-		c.Class, c.Kind = string(ClassFatal), "stuck"
+		c.Class, c.Kind = ClassFatal, KindStuck
 		c.Message = v.errorLine()
 		c.Why = "the same error occurred twice in a row: the model is not making progress, and a retry would repeat it"
 		steps = append(steps, r.step(StepClassification, r.st.Attempt, "fatal: stuck on "+oneLine(v.errorLine(), 100), &c))
@@ -48,7 +48,7 @@ func (r *runner) retryOrFail(v verdict, feedback []llm.Message, steps ...pending
 // countError counts a retryable or fatal error of the code in the
 // scorecard and for the failure report.
 func (r *runner) countError(v verdict) {
-	r.st.Score.AddError(string(v.Class), v.Kind)
+	r.st.Score.AddError(string(v.Class), string(v.Kind))
 	if r.st.ErrorCounts == nil {
 		r.st.ErrorCounts = map[string]int{}
 	}

@@ -40,7 +40,7 @@ func (r *runner) review(ctx context.Context) (transition, error) {
 	rv := r.step(StepReview, r.st.Attempt+1, "policy: "+string(d.Action)+reviewCauses(d), &Review{Decision: d})
 	switch d.Action {
 	case policy.Deny:
-		v := verdict{Class: ClassFatal, Kind: "policy_denied", Message: d.Explanation,
+		v := verdict{Class: ClassFatal, Kind: KindPolicyDenied, Message: d.Explanation,
 			Why: "the policy denied the code; a retry could only reproduce the risk"}
 		r.countError(v)
 		c := v.record()

@@ -50,7 +50,7 @@ func TestMeanAnswerQuotesComputedValue(t *testing.T) {
 		}
 		sc := res.Scorecard
 		if sc.Attempts != 1 || sc.Retries != 0 || sc.ModelCalls != 2 || sc.InputTokens != 180 || sc.OutputTokens != 32 ||
-			sc.Outcome != agent.OutcomeAnswered || len(sc.Errors) != 0 || sc.ExecMS <= 0 {
+			sc.Outcome != string(agent.OutcomeAnswered) || len(sc.Errors) != 0 || sc.ExecMS <= 0 {
 			t.Errorf("scorecard: %s", fmtScore(sc))
 		}
 		run := h.storedRun(res.RunID)

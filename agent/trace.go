@@ -106,7 +106,7 @@ func endExecute(span trace.Span, ex *Execution, v verdict, err error) {
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
 		span.SetStatus(codes.Error, err.Error())
 	case v.Class != ClassSuccess && v.Class != "":
-		span.SetAttributes(semconv.ErrorTypeKey.String(v.Kind))
+		span.SetAttributes(semconv.ErrorTypeKey.String(string(v.Kind)))
 		span.SetStatus(codes.Error, v.errorLine())
 	}
 	span.End()

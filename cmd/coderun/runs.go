@@ -425,11 +425,11 @@ func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
 			block(p.Stderr, 16)
 		}
 	case *agent.Classification:
-		if p.Class == "success" {
+		if p.Class == agent.ClassSuccess {
 			line("ok")
 		} else {
-			msg := p.Kind
-			if p.Message != "" && p.Class == "retryable" {
+			msg := string(p.Kind)
+			if p.Message != "" && p.Class == agent.ClassRetryable {
 				msg += ": " + p.Message
 			} else {
 				msg += ": " + p.Why
