@@ -37,10 +37,15 @@ const (
 const DefaultMaxTokens = 4096
 
 // DefaultTimeout bounds one attempt of a call (one HTTP request and its
-// whole reply) when [Config.Timeout] does not. It is long enough for a
+// whole reply) when [Config.Timeout] does not, unless the reply bound asks
+// for more (see [Config.AttemptTimeout]). It is long enough for a
 // DefaultMaxTokens reply from a hosted model; slow local models writing long
 // replies may need more.
 const DefaultTimeout = 2 * time.Minute
+
+// slowestReplyRate is the rate, in tokens per second, at which the default
+// attempt timeout lets a reply of the configured bound be written.
+const slowestReplyRate = 40
 
 // DefaultStallTimeout is how long a reply that has begun may go without a
 // byte before the attempt is abandoned, when [Config.StallTimeout] does not
@@ -94,8 +99,9 @@ type Config struct {
 	// DefaultMaxTokens.
 	MaxTokens int
 	// Timeout bounds each attempt — the request and its whole reply — (not
-	// the whole call, which ctx and Retry bound); 0 means DefaultTimeout. An
-	// attempt that runs out fails with ErrTimeout and is retried.
+	// the whole call, which ctx and Retry bound); 0 means DefaultTimeout,
+	// or more for a large MaxTokens ([Config.AttemptTimeout]). An attempt
+	// that runs out fails with ErrTimeout and is retried.
 	Timeout time.Duration
 	// StallTimeout bounds the silence within a reply: once the server has
 	// sent its headers, an attempt whose body then delivers no byte for this
@@ -109,13 +115,16 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// AttemptTimeout returns the bound of one attempt: Timeout, else
-// DefaultTimeout.
+// AttemptTimeout returns the bound of one attempt: Timeout if set, else
+// DefaultTimeout, or longer when the configured reply bound (MaxTokens)
+// would take more than that to write at 40 tokens a second — so that a
+// default never cuts a reply the configuration asked for.
 func (c Config) AttemptTimeout() time.Duration {
 	if c.Timeout > 0 {
 		return c.Timeout
 	}
-	return DefaultTimeout
+	write := time.Duration(c.MaxTokensFor(Request{})) * time.Second / slowestReplyRate
+	return max(DefaultTimeout, write)
 }
 
 // ReplyStallTimeout returns the longest silence allowed within a reply:

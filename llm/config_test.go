@@ -158,6 +158,14 @@ func TestTimeouts(t *testing.T) {
 	if llm.DefaultTimeout <= 0 || llm.DefaultStallTimeout <= 0 || llm.DefaultStallTimeout > llm.DefaultTimeout {
 		t.Errorf("DefaultTimeout %v, DefaultStallTimeout %v: want both set, the stall bound the shorter", llm.DefaultTimeout, llm.DefaultStallTimeout)
 	}
+	// A large reply bound raises the default (32000 tokens at 40 a second),
+	// never an explicit Timeout.
+	if got := (llm.Config{MaxTokens: 32000}).AttemptTimeout(); got != 800*time.Second {
+		t.Errorf("default for MaxTokens 32000 = %v, want 800s", got)
+	}
+	if got := (llm.Config{MaxTokens: 32000, Timeout: time.Minute}).AttemptTimeout(); got != time.Minute {
+		t.Errorf("explicit Timeout with MaxTokens 32000 = %v, want 1m", got)
+	}
 	c := llm.Config{Timeout: time.Second, StallTimeout: time.Millisecond}
 	if c.AttemptTimeout() != time.Second || c.ReplyStallTimeout() != time.Millisecond {
 		t.Errorf("set = %v, %v; want 1s, 1ms", c.AttemptTimeout(), c.ReplyStallTimeout())

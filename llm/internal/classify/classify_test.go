@@ -3,6 +3,7 @@ package classify
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -115,5 +116,81 @@ func TestError(t *testing.T) {
 	err = ep.Error(cancelled, &Exchange{}, context.Canceled)
 	if !errors.Is(err, context.Canceled) || errors.As(err, &e) {
 		t.Errorf("cancelled: %v, want ctx error, not an llm.Error", err)
+	}
+}
+
+// An attempt past its own deadline, before or after the headers, is
+// ErrTimeout; a failure status still names its own kind.
+func TestErrorTimeout(t *testing.T) {
+	ep := Endpoint{Provider: "openai", Model: "m", BaseURL: "http://127.0.0.1:1/v1"}
+	ctx := context.Background()
+	late := &url.Error{Op: "Post", URL: "http://127.0.0.1:1/v1/chat/completions", Err: context.DeadlineExceeded}
+	for _, ex := range []*Exchange{{}, {Status: 200}} {
+		err := ep.Error(ctx, ex, late)
+		var e *llm.Error
+		if !errors.Is(err, llm.ErrTimeout) || !errors.As(err, &e) || !e.Temporary() || e.StatusCode != ex.Status {
+			t.Errorf("status %d, deadline exceeded: %v, want a temporary ErrTimeout", ex.Status, err)
+		}
+	}
+	if err := ep.Error(ctx, &Exchange{Status: 503}, late); !errors.Is(err, llm.ErrServer) {
+		t.Errorf("503 then deadline: %v, want ErrServer", err)
+	}
+}
+
+// StallGuard abandons a body that goes silent, and the failure is
+// classified as a stall; a body that keeps coming is left alone.
+func TestStallGuard(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	next := func(req *http.Request) (*http.Response, error) {
+		go func() {
+			<-req.Context().Done()
+			pw.CloseWithError(req.Context().Err())
+		}()
+		return &http.Response{StatusCode: 200, Body: pr}, nil
+	}
+	ctx, ex := WithExchange(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/v1/chat/completions", nil)
+	res, err := StallGuard(50*time.Millisecond)(req, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = pw.Write([]byte(`{"id":`)) }()
+	began := time.Now()
+	body, err := io.ReadAll(res.Body)
+	if err == nil || string(body) != `{"id":` {
+		t.Fatalf("read %q, %v; want the first bytes, then an error", body, err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("abandoned after %v, want about 50ms", d)
+	}
+	if ex.Stalled() != 50*time.Millisecond {
+		t.Errorf("Stalled() = %v, want 50ms", ex.Stalled())
+	}
+	err = Endpoint{Provider: "openai", Model: "m"}.Error(context.Background(), ex, err)
+	if !errors.Is(err, llm.ErrTimeout) || !strings.Contains(err.Error(), "stalled") {
+		t.Errorf("classified as %v, want a stall", err)
+	}
+
+	// A body that arrives in pieces closer together than the bound, for
+	// longer than the bound in all.
+	steady := func(req *http.Request) (*http.Response, error) {
+		r, w := io.Pipe()
+		go func() {
+			for range 8 {
+				time.Sleep(60 * time.Millisecond)
+				_, _ = w.Write([]byte("x"))
+			}
+			w.Close()
+		}()
+		return &http.Response{StatusCode: 200, Body: r}, nil
+	}
+	ctx, ex = WithExchange(context.Background())
+	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/", nil)
+	res, _ = StallGuard(300*time.Millisecond)(req, steady)
+	body, err = io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || string(body) != "xxxxxxxx" || ex.Stalled() != 0 {
+		t.Errorf("steady body: %q, %v, stalled %v; want 8 bytes, no error, not stalled", body, err, ex.Stalled())
 	}
 }
