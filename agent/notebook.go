@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/coderun/coderun/jupyter"
 	"github.com/coderun/coderun/store"
 )
 
@@ -25,7 +26,8 @@ type RecordReader interface {
 // approvals and retries, and the answer or failure report at the end.
 //
 // The notebook is rendered here, in one place, from the run's record in
-// a store: s is a store.Tenant, or any reader of runs, steps and files.
+// a store (s is a store.Tenant, or any reader of runs, steps and files),
+// and written by package jupyter, as sessions write theirs.
 func Notebook(ctx context.Context, s RecordReader, runID string) ([]byte, error) {
 	run, err := s.GetRun(ctx, runID)
 	if err != nil {
@@ -46,19 +48,10 @@ func Notebook(ctx context.Context, s RecordReader, runID string) ([]byte, error)
 	return nb, nil
 }
 
-type nbCell struct {
-	ID             string         `json:"id"`
-	CellType       string         `json:"cell_type"`
-	Metadata       map[string]any `json:"metadata"`
-	Source         string         `json:"source"`
-	ExecutionCount *int           `json:"execution_count,omitempty"`
-	Outputs        []any          `json:"outputs,omitempty"`
-}
-
 func notebook(run *store.Run, steps []store.Step, files []store.File) ([]byte, error) {
-	var cells []nbCell
+	var cells []jupyter.Cell
 	md := func(text string) {
-		cells = append(cells, nbCell{ID: fmt.Sprintf("cell-%d", len(cells)+1), CellType: "markdown",
+		cells = append(cells, jupyter.Cell{ID: fmt.Sprintf("cell-%d", len(cells)+1), Type: "markdown",
 			Metadata: map[string]any{}, Source: text})
 	}
 	var head strings.Builder
@@ -111,10 +104,10 @@ func notebook(run *store.Run, steps []store.Step, files []store.File) ([]byte, e
 			if code != nil {
 				src = cellSource(code.Language, code.Code)
 			}
-			cell := nbCell{ID: fmt.Sprintf("cell-%d", len(cells)+1), CellType: "code",
+			cell := jupyter.Cell{ID: fmt.Sprintf("cell-%d", len(cells)+1), Type: "code",
 				Metadata: map[string]any{"coderun": map[string]any{"step": st.Seq, "attempt": st.Attempt,
 					"reason": ex.Reason, "exit_code": ex.ExitCode}},
-				Source: src, ExecutionCount: &n, Outputs: []any{}}
+				Source: src, ExecutionCount: n}
 			outs := ex.Outputs
 			if len(outs) == 0 {
 				outs = streamOutputs(ex)
@@ -158,17 +151,13 @@ func notebook(run *store.Run, steps []store.Step, files []store.File) ([]byte, e
 			md(failureMarkdown(f))
 		}
 	}
-	nb := map[string]any{
-		"nbformat":       4,
-		"nbformat_minor": 5,
-		"metadata": map[string]any{
+	nb := &jupyter.Notebook{NBFormat: 4, NBFormatMinor: 5, Cells: cells,
+		Metadata: map[string]any{
 			"kernelspec":    map[string]any{"name": "python3", "display_name": "Python 3", "language": "python"},
 			"language_info": map[string]any{"name": "python"},
 			"coderun": map[string]any{"run_id": run.ID, "model": run.Model, "mode": run.Mode,
 				"status": run.Shown(), "outcome": run.Outcome},
-		},
-		"cells": cells,
-	}
+		}}
 	return json.MarshalIndent(nb, "", " ")
 }
 
@@ -198,40 +187,41 @@ func streamOutputs(ex ExecutionRecord) []Output {
 	return outs
 }
 
-func nbOutput(o Output, count int) map[string]any {
+// nbOutput is a recorded output as a notebook's: an execute_result
+// without a count takes its cell's (count), and any type but stream, error
+// and execute_result shows as display_data.
+func nbOutput(o Output, count int) jupyter.Output {
 	switch o.OutputType {
-	case "stream":
-		return map[string]any{"output_type": "stream", "name": o.Name, "text": o.Text}
-	case "error":
-		tb := o.Traceback
-		if tb == nil {
-			tb = []string{}
-		}
-		return map[string]any{"output_type": "error", "ename": o.Ename, "evalue": o.Evalue, "traceback": tb}
-	case "execute_result":
+	case jupyter.TypeStream:
+		return jupyter.Output{Type: jupyter.TypeStream, Name: o.Name, Text: o.Text}
+	case jupyter.TypeError:
+		return jupyter.Output{Type: jupyter.TypeError, Ename: o.Ename, Evalue: o.Evalue, Traceback: o.Traceback}
+	case jupyter.TypeExecuteResult:
 		n := o.ExecutionCount
 		if n == 0 {
 			n = count
 		}
-		return map[string]any{"output_type": "execute_result", "data": o.Data, "metadata": map[string]any{}, "execution_count": n}
+		return jupyter.Output{Type: jupyter.TypeExecuteResult, Data: o.Data, ExecutionCount: n}
 	default:
-		return map[string]any{"output_type": "display_data", "data": o.Data, "metadata": map[string]any{}}
+		return jupyter.Output{Type: jupyter.TypeDisplayData, Data: o.Data}
 	}
 }
 
-func imageOutput(f store.File) (map[string]any, bool) {
+// imageOutput shows a PNG or SVG file the code wrote as display_data.
+func imageOutput(f store.File) (jupyter.Output, bool) {
 	if f.Kind != "file" || f.Truncated || len(f.Content) == 0 {
-		return nil, false
+		return jupyter.Output{}, false
 	}
+	o := jupyter.Output{Type: jupyter.TypeDisplayData, Metadata: map[string]any{"filename": f.Path}}
 	switch strings.ToLower(path.Ext(f.Path)) {
 	case ".png":
-		return map[string]any{"output_type": "display_data", "metadata": map[string]any{"filename": f.Path},
-			"data": map[string]any{"image/png": base64.StdEncoding.EncodeToString(f.Content), "text/plain": "<" + f.Path + ">"}}, true
+		o.Data = jupyter.MIMEBundle{"image/png": base64.StdEncoding.EncodeToString(f.Content), "text/plain": "<" + f.Path + ">"}
 	case ".svg":
-		return map[string]any{"output_type": "display_data", "metadata": map[string]any{"filename": f.Path},
-			"data": map[string]any{"image/svg+xml": string(f.Content), "text/plain": "<" + f.Path + ">"}}, true
+		o.Data = jupyter.MIMEBundle{"image/svg+xml": string(f.Content), "text/plain": "<" + f.Path + ">"}
+	default:
+		return jupyter.Output{}, false
 	}
-	return nil, false
+	return o, true
 }
 
 // failureMarkdown renders a failure report for a person.

@@ -1,6 +1,7 @@
 // Package session gives agents what a notebook gives people: a context
 // whose state carries from one cell to the next, rich outputs in Jupyter's
-// shapes, files that persist, and a way to stop, restart and replay.
+// shapes (package jupyter), files that persist, and a way to stop, restart
+// and replay.
 //
 // # The story
 //

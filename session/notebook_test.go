@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/coderun/coderun/jupyter"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/session"
 )
@@ -27,7 +27,7 @@ func validate(t *testing.T, path string) {
 	}
 }
 
-func writeNotebook(t *testing.T, nb *session.Notebook, name string) string {
+func writeNotebook(t *testing.T, nb *jupyter.Notebook, name string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
 	var buf bytes.Buffer
@@ -65,7 +65,7 @@ func TestNotebookExportAndReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read, err := session.ReadNotebook(f)
+	read, err := jupyter.Read(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestNotebookFromJupyter(t *testing.T) {
  "nbformat": 4,
  "nbformat_minor": 2
 }`
-	nb, err := session.ReadNotebook(strings.NewReader(src))
+	nb, err := jupyter.Read(strings.NewReader(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestBashNotebook(t *testing.T) {
 	}
 	// stdout and stderr are two pipes: their interleaving is not kept,
 	// each stream's content is.
-	streams := func(c session.NotebookCell) map[string]string {
+	streams := func(c jupyter.Cell) map[string]string {
 		m := map[string]string{}
 		for _, o := range c.Outputs {
 			m[o.Name] += o.Text
@@ -187,34 +187,5 @@ func TestBashNotebook(t *testing.T) {
 	}
 	if e := out.Cells[1].Outputs[0]; e.Ename != "ExitStatus" || e.Evalue != nb.Cells[1].Outputs[0].Evalue {
 		t.Fatalf("replay of the failed cell: %+v", out.Cells[1].Outputs)
-	}
-}
-
-// A malformed notebook is refused saying where (line and column) and what
-// was expected there, in the notebook's terms: never a bare "unexpected EOF"
-// or a Go struct field.
-func TestReadNotebookErrors(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct{ src, want string }{
-		{"", `the file is empty: expected a notebook (a JSON object with "cells", "metadata" and "nbformat")`},
-		{"{\n \"cells\": [\n  {\"cell_type\": \"code\", \"source\": \"x\"\n",
-			"line 4, column 1: the file ends in the middle of the notebook: the '{' at line 3, column 3 is never closed (expected more, then '}')"},
-		{"{\n \"cells\": [}\n", "line 2, column 12: found '}' where a value (object, list, string, number, true, false or null) was expected"},
-		{"{\"nbformat\": 4 \"cells\": []}", "line 1, column 16: found '\"' where ',' or '}' was expected after a value in an object"},
-		{"{\"nbformat\": 4,\n \"cells\": [{cell_type: 1}]}", "line 2, column 13: found 'c' where a key in double quotes was expected"},
-		{"{\"nbformat\": 4, \"cells\": []} x", "line 1, column 30: unexpected text after the end of the notebook: expected nothing after its closing '}'"},
-		{"{\"cells\": []}", `no "nbformat": expected "nbformat": 4 (is this a Jupyter notebook?)`},
-		{"{\"nbformat\": 3}", `line 1, column 14: "nbformat" is 3: expected 4 (only nbformat 4 notebooks are read; nbconvert --to notebook upgrades older ones)`},
-		{"[1, 2]", `line 1, column 1: expected a notebook (a JSON object with "cells", "metadata" and "nbformat"), found a list`},
-		{"{\"nbformat\": 4, \"cells\": [\n {\"cell_type\": \"code\", \"source\": 5}]}", `line 2, column 34: cell 1: "source" is 5: expected a string or a list of strings`},
-		{"{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"markdown\", \"source\": \"\"},\n {\"cell_type\": \"python\", \"source\": \"x\"}]}", `line 2, column 16: cell 2: "cell_type" is "python": expected "code", "markdown" or "raw"`},
-		{"{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"code\", \"source\": \"\",\n \"outputs\": [{\"output_type\": \"stream\", \"text\": [1]}]}]}", `line 2, column 48: cell 1, output 1: "text" is a list: expected a string or a list of strings`},
-		{"{\"nbformat\": 4, \"metadata\": [], \"cells\": []}", `line 1, column 29: "metadata" is a list: expected an object`},
-	} {
-		_, err := session.ReadNotebook(strings.NewReader(c.src))
-		var ne *session.NotebookError
-		if !errors.As(err, &ne) || !errors.Is(err, sandbox.ErrInvalid) || err.Error() != c.want {
-			t.Errorf("ReadNotebook(%q):\n got %v\nwant %s", c.src, err, c.want)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/internal/plural"
+	"github.com/coderun/coderun/jupyter"
 	"github.com/coderun/coderun/session"
 	"github.com/spf13/cobra"
 )
@@ -63,7 +64,7 @@ func runNotebook(ctx context.Context, g *globalFlags, f *notebookFlags, path str
 	if err != nil {
 		return usagef("%v", err)
 	}
-	nb, err := session.ReadNotebook(in)
+	nb, err := jupyter.Read(in)
 	in.Close()
 	if err != nil {
 		// "nb.ipynb: line 4, column 1: ...": where, and what was expected.

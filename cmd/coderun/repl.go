@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/app"
+	"github.com/coderun/coderun/jupyter"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/session"
 	"github.com/spf13/cobra"
@@ -413,7 +414,7 @@ func (r *replRenderer) finish(save string, failed int, interactive bool) error {
 }
 
 // saveNotebook writes nb to path ("-": standard output).
-func saveNotebook(nb *session.Notebook, path string) error {
+func saveNotebook(nb *jupyter.Notebook, path string) error {
 	var buf bytes.Buffer
 	if _, err := nb.WriteTo(&buf); err != nil {
 		return err

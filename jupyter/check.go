@@ -1,4 +1,4 @@
-package session
+package jupyter
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coderun/coderun/sandbox"
 )
@@ -52,7 +53,7 @@ type jmember struct {
 	val *jvalue
 }
 
-// field returns the members that ReadNotebook decodes into the struct
+// field returns the members that Read decodes into the struct
 // field named key, in order: encoding/json gives a field the value of every
 // key that matches its name regardless of case ("CELLS", "ſource"), the
 // last one winning, so each must be checked.
@@ -67,7 +68,7 @@ func (v *jvalue) field(key string) []jmember {
 }
 
 // checkNotebook parses data as JSON, keeping every value's position, and
-// checks the shape of an nbformat 4 notebook, so that what ReadNotebook
+// checks the shape of an nbformat 4 notebook, so that what Read
 // decodes afterwards cannot fail without saying where.
 func checkNotebook(data []byte) error {
 	p := &jparser{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
@@ -214,7 +215,7 @@ func (p *jparser) value() (*jvalue, error) {
 	case string:
 		v.kind = "a string"
 	case json.Number:
-		// What ReadNotebook decodes into float64 must fit one.
+		// What Read decodes into float64 must fit one.
 		if _, err := strconv.ParseFloat(string(t), 64); err != nil {
 			return nil, p.errAt(off, "the number %s is too large: expected a number of at most about 1.8e308", clip(string(t), 20))
 		}
@@ -227,7 +228,7 @@ func (p *jparser) value() (*jvalue, error) {
 	return v, nil
 }
 
-// checkShape checks what ReadNotebook decodes: the notebook's fields, each
+// checkShape checks what Read decodes: the notebook's fields, each
 // cell's and each output's.
 func (p *jparser) checkShape(root *jvalue) error {
 	if root.kind != "an object" {
@@ -392,4 +393,16 @@ func unless(ok bool, expected string) string {
 		return ""
 	}
 	return expected
+}
+
+// clip shortens s to about n bytes for a message, never cutting a
+// character in two.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
