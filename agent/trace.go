@@ -116,7 +116,7 @@ func endExecute(span trace.Span, ex *Execution, v verdict, err error) {
 // a generic word.
 func errorType(err error) string {
 	for _, k := range []error{llm.ErrAuth, llm.ErrModelNotFound, llm.ErrRateLimited, llm.ErrServer,
-		llm.ErrUnreachable, llm.ErrBadRequest, llm.ErrBadResponse, llm.ErrMalformedToolCall} {
+		llm.ErrUnreachable, llm.ErrTimeout, llm.ErrBadRequest, llm.ErrBadResponse, llm.ErrMalformedToolCall} {
 		if errors.Is(err, k) {
 			return strings.ReplaceAll(k.Error(), " ", "_")
 		}

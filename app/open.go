@@ -183,7 +183,8 @@ func (c *Config) Reviewer() (*policy.Reviewer, error) {
 	if err != nil {
 		return nil, &SettingError{Key: "agent.policy", Value: c.Agent.Policy, Source: c.Source("agent.policy"), Err: err}
 	}
-	return &policy.Reviewer{Policy: pol}, nil
+	// Sandboxes have no network (see agent.Config.Reviewer).
+	return &policy.Reviewer{Policy: pol, Offline: true}, nil
 }
 
 // AgentParts are what an agent is built from besides the configuration.
