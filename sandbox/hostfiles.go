@@ -272,7 +272,7 @@ func ReadUpload(path string, max int64) ([]byte, fs.FileMode, error) {
 	if !fi.Mode().IsRegular() { // swapped since it was looked at
 		return nil, 0, fmt.Errorf("%s is %s, not a regular file", path, describeMode(fi.Mode()))
 	}
-	data, truncated, err := readAtMost(f, max)
+	data, truncated, err := ReadAtMost(f, max)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -318,8 +318,9 @@ func describeMode(m fs.FileMode) string {
 	}
 }
 
-// readAtMost reads r to its end or to max bytes; truncated says there was more.
-func readAtMost(r io.Reader, max int64) (data []byte, truncated bool, err error) {
+// ReadAtMost reads r to its end or to max bytes; truncated says there was
+// more (a file of exactly max bytes is not truncated).
+func ReadAtMost(r io.Reader, max int64) (data []byte, truncated bool, err error) {
 	if max < 0 {
 		max = 0
 	}

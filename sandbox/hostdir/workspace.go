@@ -230,7 +230,7 @@ func readContents(root *os.Root, files []sandbox.FileInfo, perFile, total int64)
 				}
 				seen[id] = f.Path
 			}
-			f.Content, f.ContentTruncated, err = readAtMost(r, min(perFile, total))
+			f.Content, f.ContentTruncated, err = sandbox.ReadAtMost(r, min(perFile, total))
 			total -= int64(len(f.Content))
 			return err
 		}()
@@ -345,24 +345,5 @@ func readContent(root *os.Root, p string, max int64) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	return readAtMost(f, max)
-}
-
-// readAtMost reads r to its end or to max bytes; truncated says there was more.
-func readAtMost(r io.Reader, max int64) (data []byte, truncated bool, err error) {
-	if max < 0 {
-		max = 0
-	}
-	n := max
-	if n < math.MaxInt64 {
-		n++ // one byte more tells a file of exactly max bytes from a longer one
-	}
-	data, err = io.ReadAll(io.LimitReader(r, n))
-	if err != nil {
-		return nil, false, err
-	}
-	if int64(len(data)) > max {
-		return data[:max], true, nil
-	}
-	return data, false, nil
+	return sandbox.ReadAtMost(f, max)
 }
