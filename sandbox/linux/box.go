@@ -209,7 +209,7 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		return nil, fmt.Errorf("sandbox init: %w", err)
 	}
 	if _, err := b.nextEvent(ctx); err != nil {
-		return nil, err
+		return nil, b.setupFailure(err)
 	}
 	if b.program, err = b.programPID(); err != nil {
 		return nil, err
@@ -275,7 +275,56 @@ func (rt *Runtime) initCmd(name string, files []*os.File, attr *syscall.SysProcA
 		Env:         []string{initMarker + "=1", "GOMAXPROCS=1"},
 		ExtraFiles:  files,
 		SysProcAttr: attr,
+		// What an init that dies says on its way out (the Go runtime's
+		// fatal errors): the host quotes it when set-up fails.
+		Stderr: &tailWriter{max: 2048},
 	}
+}
+
+// tailWriter keeps the last max bytes written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if over := len(w.buf) - w.max; over > 0 {
+		w.buf = w.buf[over:]
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.buf)
+}
+
+// setupFailure adds to err, when a sandbox init ended during set-up
+// without saying why, how it ended: its exit status or signal and the end
+// of what it wrote on its standard error.
+func (b *box) setupFailure(err error) error {
+	p := b.init
+	if p == nil || p.cmd == nil {
+		return err
+	}
+	for deadline := time.Now().Add(200 * time.Millisecond); !p.exited(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return err // still running: the set-up timed out or was cancelled
+		}
+	}
+	p.wait()
+	how := "init " + p.cmd.ProcessState.String()
+	if w, ok := p.cmd.Stderr.(*tailWriter); ok {
+		if tail := strings.TrimSpace(w.String()); tail != "" {
+			how += ": " + tail
+		}
+	}
+	return fmt.Errorf("%w (%s)", err, how)
 }
 
 // startInit starts a sandbox init (init.go) in new namespaces, which builds
