@@ -26,6 +26,9 @@ nobody=$(mktemp -d)
 trap 'rm -rf "$nobody"' EXIT
 chmod 755 "$nobody"
 go test -c -o "$nobody/agent.test" ./agent
+# The tests read their golden files relative to their package directory.
+cp -r agent/testdata "$nobody/testdata"
+chmod -R a+rX "$nobody/testdata"
 mkdir "$nobody/home" && chown 65534:65534 "$nobody/home"
 status=0
 (cd "$nobody" && setpriv --reuid=65534 --regid=65534 --clear-groups \
