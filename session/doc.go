@@ -29,9 +29,11 @@
 // in the same sandbox, so variables are lost and files are kept. Nothing is
 // silent, and nothing hangs.
 //
-// A Manager keeps a service's sessions: it finds them by ID, lists them,
-// evicts those idle past a timeout and, when full, the least recently used
-// idle one. Each eviction is reported (ManagerOptions.OnEvict), and the
+// A Manager keeps a service's sessions, each belonging to a tenant: a
+// tenant's view of it (Manager.Tenant) creates, finds by ID and lists that
+// tenant's sessions only (another tenant's ID is not found). It evicts
+// those idle past a timeout and, when full, the least recently used idle
+// one. Each eviction is reported (ManagerOptions.OnEvict), and the
 // evicted session answers every later call with an *EvictedError. A Pool
 // keeps Python sessions started ahead of time (driver up, IPython ready,
 // chosen modules imported), each handed out once.

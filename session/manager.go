@@ -20,6 +20,7 @@ const (
 // Eviction reports a session a Manager closed on its own.
 type Eviction struct {
 	ID       string
+	Tenant   string
 	Reason   string // EvictIdle or EvictCapacity
 	At       time.Time
 	LastUsed time.Time
@@ -92,19 +93,65 @@ func NewManager(rt sandbox.Interactive, opts ManagerOptions) *Manager {
 	return m
 }
 
-// Create makes a new session, evicting the least recently used idle one
-// if the Manager is full.
-func (m *Manager) Create(ctx context.Context, cfg Config) (*Session, error) {
+// Sessions is one tenant's view of a Manager: the sessions it creates
+// belong to the tenant, and another tenant's sessions are not there (Get
+// answers ErrNotFound, as for an id that never existed; List leaves them
+// out). Capacity and eviction are the Manager's, across tenants.
+type Sessions struct {
+	m      *Manager
+	tenant string
+}
+
+// Tenant returns tenant's view of the Manager. A tenant is named by 1 to 64
+// letters, digits, '.', '_' or '-'.
+func (m *Manager) Tenant(tenant string) (*Sessions, error) {
+	if !validTenant(tenant) {
+		return nil, fmt.Errorf("%w: session: tenant %q: want 1 to 64 letters, digits, '.', '_' or '-'", sandbox.ErrInvalid, tenant)
+	}
+	return &Sessions{m: m, tenant: tenant}, nil
+}
+
+func validTenant(t string) bool {
+	if len(t) == 0 || len(t) > 64 {
+		return false
+	}
+	for _, r := range t {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Create makes a new session of the tenant's, evicting the least recently
+// used idle one (of any tenant) if the Manager is full.
+func (t *Sessions) Create(ctx context.Context, cfg Config) (*Session, error) {
+	return t.m.create(ctx, t.tenant, cfg)
+}
+
+// Get returns the tenant's open session id; an evicted one yields its
+// *EvictedError; another tenant's, ErrNotFound.
+func (t *Sessions) Get(id string) (*Session, error) { return t.m.get(t.tenant, id) }
+
+// List describes the tenant's open sessions, oldest first.
+func (t *Sessions) List() []Info { return t.m.list(t.tenant) }
+
+func (m *Manager) create(ctx context.Context, tenant string, cfg Config) (*Session, error) {
 	if err := m.reserve(); err != nil {
 		return nil, err
 	}
-	s, err := m.create(ctx, cfg)
+	s, err := m.open(ctx, cfg)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.pending--
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	s.tenant = tenant
+	s.mu.Unlock()
 	if m.closed {
 		go s.Close()
 		return nil, errors.New("session: manager closed")
@@ -116,7 +163,8 @@ func (m *Manager) Create(ctx context.Context, cfg Config) (*Session, error) {
 	return s, nil
 }
 
-func (m *Manager) create(ctx context.Context, cfg Config) (*Session, error) {
+// open makes the session, from the pool when one fits.
+func (m *Manager) open(ctx context.Context, cfg Config) (*Session, error) {
 	if p := m.opts.Pool; p != nil && p.fits(cfg) {
 		s, err := p.Get(ctx)
 		if err != nil {
@@ -169,14 +217,14 @@ func (m *Manager) markEvicted(s *Session, reason string) Eviction {
 	now := time.Now()
 	used, _ := s.lastUse()
 	delete(m.sessions, s.id)
-	e := &EvictedError{ID: s.id, Reason: reason, At: now}
+	e := &EvictedError{ID: s.id, Tenant: s.tenant, Reason: reason, At: now}
 	m.evicted[s.id] = e
 	m.order = append(m.order, s.id)
 	if len(m.order) > m.opts.Remember {
 		delete(m.evicted, m.order[0])
 		m.order = m.order[1:]
 	}
-	return Eviction{ID: s.id, Reason: reason, At: now, LastUsed: used, Cells: s.cells()}
+	return Eviction{ID: s.id, Tenant: s.tenant, Reason: reason, At: now, LastUsed: used, Cells: s.cells()}
 }
 
 func (m *Manager) finishEviction(s *Session, ev Eviction) {
@@ -184,7 +232,7 @@ func (m *Manager) finishEviction(s *Session, ev Eviction) {
 	e := m.evicted[s.id]
 	m.mu.Unlock()
 	if e == nil {
-		e = &EvictedError{ID: ev.ID, Reason: ev.Reason, At: ev.At}
+		e = &EvictedError{ID: ev.ID, Tenant: ev.Tenant, Reason: ev.Reason, At: ev.At}
 	}
 	_ = s.closeWith(e)
 	if m.opts.OnEvict != nil {
@@ -238,25 +286,25 @@ func (m *Manager) EvictIdle() []Eviction {
 	return evs
 }
 
-// Get returns the open session id; an evicted one yields its *EvictedError.
-func (m *Manager) Get(id string) (*Session, error) {
+func (m *Manager) get(tenant, id string) (*Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if s, ok := m.sessions[id]; ok {
+	if s, ok := m.sessions[id]; ok && s.tenantIs(tenant) {
 		return s, nil
 	}
-	if e, ok := m.evicted[id]; ok {
+	if e, ok := m.evicted[id]; ok && e.Tenant == tenant {
 		return nil, e
 	}
 	return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 }
 
-// List describes the open sessions, oldest first.
-func (m *Manager) List() []Info {
+func (m *Manager) list(tenant string) []Info {
 	m.mu.Lock()
 	all := make([]*Session, 0, len(m.sessions))
 	for _, s := range m.sessions {
-		all = append(all, s)
+		if s.tenantIs(tenant) {
+			all = append(all, s)
+		}
 	}
 	m.mu.Unlock()
 	out := make([]Info, len(all))
@@ -298,4 +346,11 @@ func (m *Manager) Close() error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// tenantIs reports whether the session belongs to tenant.
+func (s *Session) tenantIs(tenant string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tenant == tenant
 }

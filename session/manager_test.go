@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,19 +35,20 @@ func TestManagerEvictsLeastRecentlyUsed(t *testing.T) {
 	var ev evictions
 	m := session.NewManager(rt, session.ManagerOptions{MaxSessions: 2, IdleTimeout: -1, OnEvict: ev.add})
 	defer m.Close()
+	ts := tenant(t, m, "default")
 	ctx := context.Background()
 	bash := session.Config{Language: sandbox.Bash}
-	s1, err := m.Create(ctx, bash)
+	s1, err := ts.Create(ctx, bash)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := m.Create(ctx, bash)
+	s2, err := ts.Create(ctx, bash)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ok(t, s1, "a=1")
 	ok(t, s2, "b=2") // s1 is now the least recently used
-	s3, err := m.Create(ctx, bash)
+	s3, err := ts.Create(ctx, bash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,16 +61,16 @@ func TestManagerEvictsLeastRecentlyUsed(t *testing.T) {
 	if !errors.As(err, &evicted) || evicted.Reason != session.EvictCapacity || !errors.Is(err, session.ErrEvicted) {
 		t.Fatalf("evicted session answered %v", err)
 	}
-	if _, err := m.Get(s1.ID()); !errors.As(err, &evicted) {
+	if _, err := ts.Get(s1.ID()); !errors.As(err, &evicted) {
 		t.Fatalf("Get of evicted: %v", err)
 	}
-	if _, err := m.Get("nope"); !errors.Is(err, session.ErrNotFound) {
+	if _, err := ts.Get("nope"); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("Get of unknown: %v", err)
 	}
-	if got, err := m.Get(s2.ID()); err != nil || got != s2 {
+	if got, err := ts.Get(s2.ID()); err != nil || got != s2 {
 		t.Fatalf("Get s2: %v", err)
 	}
-	list := m.List()
+	list := ts.List()
 	if len(list) != 2 || list[0].ID != s2.ID() || list[1].ID != s3.ID() || list[0].Cells != 1 || !list[0].Alive {
 		t.Fatalf("list %+v", list)
 	}
@@ -86,14 +88,14 @@ func TestManagerEvictsLeastRecentlyUsed(t *testing.T) {
 	for !(s2.Info().Busy && s3.Info().Busy) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if _, err := m.Create(ctx, bash); !errors.Is(err, session.ErrFull) {
+	if _, err := ts.Create(ctx, bash); !errors.Is(err, session.ErrFull) {
 		t.Fatalf("Create with every session busy: %v", err)
 	}
 	wg.Wait()
 
 	// A closed session leaves room without an eviction.
 	s3.Close()
-	if _, err := m.Create(ctx, bash); err != nil || len(ev.list()) != 1 {
+	if _, err := ts.Create(ctx, bash); err != nil || len(ev.list()) != 1 {
 		t.Fatalf("after close: %v, %d evictions", err, len(ev.list()))
 	}
 }
@@ -104,8 +106,9 @@ func TestManagerIdleTimeout(t *testing.T) {
 	var ev evictions
 	m := session.NewManager(rt, session.ManagerOptions{IdleTimeout: 1500 * time.Millisecond, OnEvict: ev.add})
 	defer m.Close()
+	ts := tenant(t, m, "default")
 	ctx := context.Background()
-	s, err := m.Create(ctx, session.Config{Language: sandbox.Bash})
+	s, err := ts.Create(ctx, session.Config{Language: sandbox.Bash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +130,7 @@ func TestManagerIdleTimeout(t *testing.T) {
 	if err := s.Upload("f", nil, 0); !errors.As(err, &evicted) || evicted.Reason != session.EvictIdle {
 		t.Fatalf("evicted session answered %v", err)
 	}
-	if len(m.List()) != 0 {
+	if len(ts.List()) != 0 {
 		t.Fatal("evicted session still listed")
 	}
 }
@@ -150,9 +153,10 @@ func TestPool(t *testing.T) {
 	}
 	m := session.NewManager(rt, session.ManagerOptions{Pool: p})
 	defer m.Close()
+	ts := tenant(t, m, "default")
 	ctx := context.Background()
 	start := time.Now()
-	s, err := m.Create(ctx, session.Config{Preload: []string{"numpy"}, Files: []sandbox.File{{Path: "n.txt", Content: []byte("3")}}})
+	s, err := ts.Create(ctx, session.Config{Preload: []string{"numpy"}, Files: []sandbox.File{{Path: "n.txt", Content: []byte("3")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +171,7 @@ func TestPool(t *testing.T) {
 		t.Fatalf("pooled session: %s", describe(c))
 	}
 	// A different configuration does not come from the pool.
-	other, err := m.Create(ctx, session.Config{Language: sandbox.Bash})
+	other, err := ts.Create(ctx, session.Config{Language: sandbox.Bash})
 	if err != nil || other.Info().Pooled {
 		t.Fatalf("bash session from a python pool: %v", err)
 	}
@@ -186,5 +190,64 @@ func TestPool(t *testing.T) {
 	}
 	if c := ok(t, s2, "'x' in dir()"); result(t, c) != "False" {
 		t.Fatal(describe(c))
+	}
+}
+
+// tenant is a tenant's view of m.
+func tenant(t *testing.T, m *session.Manager, name string) *session.Sessions {
+	t.Helper()
+	ts, err := m.Tenant(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// One tenant's sessions are not another's: Get answers ErrNotFound as for
+// an id that never existed, evicted ones included, and List leaves them out.
+func TestManagerTenants(t *testing.T) {
+	t.Parallel()
+	rt := runtimeFor(t)
+	m := session.NewManager(rt, session.ManagerOptions{MaxSessions: 2, IdleTimeout: -1})
+	defer m.Close()
+	acme, globex := tenant(t, m, "acme"), tenant(t, m, "globex")
+	ctx := context.Background()
+	a, err := acme.Create(ctx, session.Config{Language: sandbox.Bash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Info().Tenant != "acme" {
+		t.Errorf("tenant %q", a.Info().Tenant)
+	}
+	if _, err := globex.Get(a.ID()); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("another tenant's Get: %v, want ErrNotFound", err)
+	}
+	if got, err := acme.Get(a.ID()); err != nil || got != a {
+		t.Errorf("the tenant's own Get: %v %v", got, err)
+	}
+	if l := globex.List(); len(l) != 0 {
+		t.Errorf("another tenant lists %+v", l)
+	}
+	if l := acme.List(); len(l) != 1 || l[0].ID != a.ID() {
+		t.Errorf("the tenant lists %+v", l)
+	}
+	// Fill the manager from the other tenant: acme's session is evicted,
+	// and only acme learns so.
+	for range 2 {
+		if _, err := globex.Create(ctx, session.Config{Language: sandbox.Bash}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var evicted *session.EvictedError
+	if _, err := acme.Get(a.ID()); !errors.As(err, &evicted) || evicted.Tenant != "acme" {
+		t.Errorf("the owner's Get after eviction: %v", err)
+	}
+	if _, err := globex.Get(a.ID()); !errors.Is(err, session.ErrNotFound) || errors.As(err, &evicted) {
+		t.Errorf("another tenant's Get after eviction: %v, want ErrNotFound", err)
+	}
+	for _, bad := range []string{"", "a b", "../x", strings.Repeat("x", 65)} {
+		if _, err := m.Tenant(bad); !errors.Is(err, sandbox.ErrInvalid) {
+			t.Errorf("tenant %q: %v", bad, err)
+		}
 	}
 }

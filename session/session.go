@@ -126,6 +126,7 @@ var (
 // later use of the session returns it.
 type EvictedError struct {
 	ID     string
+	Tenant string
 	Reason string // "idle" (past the idle timeout) or "capacity" (room for a new session)
 	At     time.Time
 }
@@ -152,6 +153,7 @@ func evictionText(reason string) string {
 // interpreter restarts. Cells run one at a time; Execute waits its turn.
 // A Session is safe for concurrent use.
 type Session struct {
+	tenant  string // the tenant whose Manager view made it
 	id      string
 	cfg     Config
 	sb      sandbox.Sandbox
@@ -829,7 +831,9 @@ func (s *Session) History() []Cell {
 
 // Info is a session's state at a glance.
 type Info struct {
-	ID       string           `json:"id"`
+	ID string `json:"id"`
+	// Tenant owns the session when a Manager made it ("" otherwise).
+	Tenant   string           `json:"tenant,omitempty"`
 	Language sandbox.Language `json:"language"`
 	Created  time.Time        `json:"created"`
 	LastUsed time.Time        `json:"last_used"`
@@ -849,7 +853,7 @@ type Info struct {
 func (s *Session) Info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	info := Info{ID: s.id, Language: s.cfg.Language, Created: s.created, LastUsed: s.lastUsed,
+	info := Info{ID: s.id, Tenant: s.tenant, Language: s.cfg.Language, Created: s.created, LastUsed: s.lastUsed,
 		Cells: len(s.history), Busy: s.running != nil, Pooled: s.pooled}
 	if s.in != nil {
 		info.Alive = s.in.alive()
