@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
 )
 
@@ -171,9 +172,9 @@ var (
 // Python the last line of a traceback ("NameError: name 'y' is not
 // defined", or a SyntaxError after its location), for Node the error line
 // before the stack.
-func parseException(lang, stderr string) (ename, evalue string, ok bool) {
+func parseException(lang language.Language, stderr string) (ename, evalue string, ok bool) {
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
-	if lang == string(sandbox.Node) {
+	if lang == sandbox.Node {
 		for _, l := range lines {
 			if m := jsErrorLine.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 				return m[1], m[2], true
@@ -181,7 +182,7 @@ func parseException(lang, stderr string) (ename, evalue string, ok bool) {
 		}
 		return "", "", false
 	}
-	if lang != "" && lang != string(sandbox.Python) {
+	if lang != "" && lang != sandbox.Python {
 		return "", "", false
 	}
 	sawTrace := false

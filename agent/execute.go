@@ -46,7 +46,7 @@ func (r *runner) execute(ctx context.Context) (transition, error) {
 	bctx, cancel := r.budgetCtx(ctx)
 	defer cancel()
 	ectx, span := r.tr.executeTool(bctx, p.CallID, p.Language, attempt)
-	ex, err := r.exec.Execute(ectx, Code{Language: string(p.Language), Code: p.Code})
+	ex, err := r.exec.Execute(ectx, Code{Language: p.Language, Code: p.Code})
 	if err != nil {
 		endExecute(span, nil, verdict{}, err)
 		if ctx.Err() != nil {
@@ -175,7 +175,7 @@ func (r *runner) openExecutor(ctx context.Context) (*pendingStep, error) {
 	}
 	failed := 0
 	for _, c := range r.st.Cells {
-		res, err := ex.Execute(ctx, Code{Language: string(c.Language), Code: c.Code})
+		res, err := ex.Execute(ctx, Code{Language: c.Language, Code: c.Code})
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/store"
 )
@@ -50,7 +51,7 @@ type Executor interface {
 
 // Code is a program or cell to run.
 type Code struct {
-	Language string
+	Language language.Language
 	Code     string
 }
 

@@ -168,7 +168,7 @@ func (r *runner) malformed(resp *llm.Response, err error, callStep pendingStep) 
 // takeCode makes p the pending code and moves on to its review.
 func (r *runner) takeCode(callStep pendingStep, p *pendingCode) transition {
 	r.st.Pending = p
-	code := &CodeRecord{Language: string(p.Language), Code: p.Code, Source: p.Source, CallID: p.CallID, Intent: p.Intent}
+	code := &CodeRecord{Language: p.Language, Code: p.Code, Source: p.Source, CallID: p.CallID, Intent: p.Intent}
 	return to(phaseReview, callStep, r.step(StepCode, r.st.Attempt+1,
 		fmt.Sprintf("%s code, %d lines", p.Language, strings.Count(strings.TrimRight(p.Code, "\n"), "\n")+1), code))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/coderun/coderun/jupyter"
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/store"
 )
 
@@ -163,7 +164,7 @@ func notebook(run *store.Run, steps []store.Step, files []store.File) ([]byte, e
 
 // cellSource writes code of another language as a cell magic, so the
 // notebook runs it the same way.
-func cellSource(lang, code string) string {
+func cellSource(lang language.Language, code string) string {
 	switch lang {
 	case "bash":
 		return "%%bash\n" + code

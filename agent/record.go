@@ -141,8 +141,8 @@ type ModelCall struct {
 
 // CodeRecord is the code taken from a model's reply.
 type CodeRecord struct {
-	Language string `json:"language"`
-	Code     string `json:"code"`
+	Language language.Language `json:"language"`
+	Code     string            `json:"code"`
 	// Source is "tool_call" (the run_code tool) or "fenced" (a code block).
 	Source string `json:"source"`
 	// CallID is the tool call's id.
@@ -173,7 +173,7 @@ type Approval struct {
 
 // ExecutionRecord is what happened when the code ran.
 type ExecutionRecord struct {
-	Language string `json:"language"`
+	Language language.Language `json:"language"`
 	// Executor names what ran it ("sandbox:linux", "session").
 	Executor        string         `json:"executor"`
 	Stdout          string         `json:"stdout"`

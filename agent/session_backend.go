@@ -67,9 +67,9 @@ func (e *sessionExecutor) Close() error     { return e.s.Close() }
 func (e *sessionExecutor) Execute(ctx context.Context, code Code) (*Execution, error) {
 	src := code.Code
 	switch code.Language {
-	case string(sandbox.Bash):
+	case sandbox.Bash:
 		src = "%%bash\n" + src
-	case string(sandbox.Node):
+	case sandbox.Node:
 		src = "%%script node\n" + src
 	}
 	start := time.Now()
