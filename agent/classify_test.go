@@ -50,23 +50,37 @@ func TestClassify(t *testing.T) {
 
 func TestGround(t *testing.T) {
 	for _, c := range []struct {
-		answer, evidence string
-		unsupported      string
+		answer, output, task string
+		unsupported          string
 	}{
-		{"The mean is 137.5.", "mean: 137.5", ""},
-		{"The mean is 137.50, about 138.", "mean: 137.5", ""},
-		{"Total: 1,234,567.", "total 1234567", ""},
-		{"The share is 25%.", "share 0.25", ""},
-		{"The mean is 140.", "mean: 137.5", "140"},
-		{"It has 3 columns and a mean of 12.25.", "mean 12.254", ""},
-		{"It has 3 columns and a mean of 12.3.", "mean 12.254", ""},
-		{"It has 3 columns and a mean of 12.4.", "mean 12.254", "12.4"},
-		{"Row x86 and id a1b2 are fine; value 99.", "value 99", ""},
-		{"The result is -42.", "-42", ""},
+		{"The mean is 137.5.", "mean: 137.5", "", ""},
+		{"The mean is 137.50, about 138.", "mean: 137.5", "", ""},
+		{"Total: 1,234,567.", "total 1234567", "", ""},
+		{"The share is 25%.", "share 0.25", "", ""},
+		{"The mean is 140.", "mean: 137.5", "", "140"},
+		{"It has 3 columns and a mean of 12.25.", "3 columns, mean 12.254", "", ""},
+		{"It has 3 columns and a mean of 12.3.", "3 columns, mean 12.254", "", ""},
+		{"It has 3 columns and a mean of 12.4.", "3 columns, mean 12.254", "", "12.4"},
+		{"Row x86 and id a1b2 are fine; value 99.", "value 99", "", ""},
+		{"The result is -42.", "-42", "", ""},
+		{"The result is 1.5e3.", "1500", "", ""},
+		// Small integers are checked too.
+		{"It has 4 columns.", "3 columns", "", "4"},
+		// A number merely restated from the task is not a result.
+		{"The mean is 150.", "mean: 137.5", "What is the mean of 120, 80, 200, 150?", "150"},
+		{"The mean of 120, 80, 200 and 150 is 137.5.", "mean: 137.5", "What is the mean of 120, 80, 200, 150?", ""},
+		{"The mean of 120, 80, 200 and 150 is 150.", "mean: 137.5", "What is the mean of 120, 80, 200, 150?", "120,80,200,150"},
+		{"The mean is 137.5. The largest value is 150.", "mean: 137.5", "What is the mean of 120, 80, 200, 150?", "150"},
+		// Ranges and scaled forms.
+		{"Values range over 120-200.", "min 120 max 200", "", ""},
+		{"Values range over 120-250.", "min 120 max 200", "", "250"},
+		{"About 1.2 million rows, 3.4k errors, revenue 2bn.", "rows 1234567 errors 3401 revenue 2000000000", "", ""},
+		{"About 1.3 million rows.", "rows 1234567", "", "1.3 million"},
+		{"About 3.5k errors.", "errors 3401", "", "3.5k"},
 	} {
-		g := ground(c.answer, c.evidence)
+		g := ground(c.answer, []string{c.output}, []string{c.task})
 		if got := strings.Join(g.Unsupported, ","); got != c.unsupported {
-			t.Errorf("%q vs %q: unsupported %q, want %q", c.answer, c.evidence, got, c.unsupported)
+			t.Errorf("%q vs %q: unsupported %q, want %q", c.answer, c.output, got, c.unsupported)
 		}
 	}
 }

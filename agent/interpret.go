@@ -9,7 +9,7 @@ import (
 
 // The interpret phase: a separate call with the task, the code and its
 // real output writes the answer. The numbers the answer quotes are checked
-// against the evidence (ground.go): an answer quoting values the output
+// against the output (ground.go): an answer quoting values the output
 // does not show is sent back once, then kept as unverified and queued for
 // review.
 
@@ -22,7 +22,7 @@ func (r *runner) interpret(ctx context.Context) (transition, error) {
 	if r.st.Unverified != "" {
 		// The first interpretation call recorded the prompt.
 		prior = len(msgs)
-		msgs = append(msgs, llm.Assistant(r.st.Unverified), llm.User(groundingFeedback(ground(r.st.Unverified, r.evidence()...).Unsupported)))
+		msgs = append(msgs, llm.Assistant(r.st.Unverified), llm.User(groundingFeedback(ground(r.st.Unverified, r.outputs(), r.given()).Unsupported)))
 	}
 	resp, err, mc, deadline := r.chat(ctx, "interpret", llm.Request{Messages: msgs}, prior)
 	callStep := r.step(StepModelCall, 0, modelCallSummary(mc), mc)
@@ -33,7 +33,7 @@ func (r *runner) interpret(ctx context.Context) (transition, error) {
 	if text == "" {
 		return r.endBy(endEmptyAnswer, endFacts{}, callStep), nil
 	}
-	g := ground(text, r.evidence()...)
+	g := ground(text, r.outputs(), r.given())
 	if len(g.Unsupported) > 0 && r.st.Unverified == "" {
 		r.st.Unverified = text
 		r.st.Score.Retries++
@@ -49,18 +49,25 @@ func (r *runner) interpret(ctx context.Context) (transition, error) {
 	return answered(&Answer{Text: text, Grounded: len(g.Unsupported) == 0, Unsupported: g.Unsupported, Quoted: g.Quoted}, callStep), nil
 }
 
-// evidence is what an answer may quote: the outputs, the code, the task
-// and the input descriptions.
-func (r *runner) evidence() []string {
-	ev := []string{r.st.Task}
-	for _, in := range r.st.Inputs {
-		ev = append(ev, in.Summary)
-	}
+// outputs is what grounds an answer's numbers: what the code printed
+// (stdout, results) and the names of the files it wrote.
+func (r *runner) outputs() []string {
+	var ev []string
 	for _, c := range r.st.Cells {
-		ev = append(ev, c.Stdout, c.Result, c.Code)
+		ev = append(ev, c.Stdout, c.Result)
 		for _, f := range c.Files {
 			ev = append(ev, f.Path)
 		}
+	}
+	return ev
+}
+
+// given is what an answer may restate beside a computed result: the task
+// and the input descriptions (ground.go).
+func (r *runner) given() []string {
+	ev := []string{r.st.Task}
+	for _, in := range r.st.Inputs {
+		ev = append(ev, in.Summary)
 	}
 	return ev
 }
