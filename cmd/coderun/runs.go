@@ -226,7 +226,8 @@ func newRunsResumeCmd(g *globalFlags, d *dataFlags) *cobra.Command {
 		Short: "Continue a run that was interrupted or paused for approval",
 		Long: `Continue a run from its last recorded step: a run whose process died
 (interrupted), or one awaiting approval (the code is shown again at the
-terminal, or decided by --approve all|none). The run keeps its own settings;
+terminal, or decided by --approve all|none; without a terminal and without
+either, the run stays paused and resume exits with status 3). The run keeps its own settings;
 the model is the run's own unless --model says otherwise.
 
 The process driving a run holds a lease on it, renewed while it lives; a run
@@ -258,6 +259,14 @@ func resumeRun(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags,
 	if run.Status.Final() {
 		return fmt.Errorf("run %s has already ended (%s)", run.ID, run.Status)
 	}
+	// A paused run stays paused until a person decides: without a terminal
+	// to ask at, and without --approve all|none, resume decides nothing.
+	if run.Shown() == store.StatusAwaitingApproval && !decidesByFlag(cfg.Agent.Approve) && !onTerminal(stdin) {
+		fmt.Fprintf(stderr, "coderun: run %s is awaiting approval and there is no terminal to ask at; it stays paused.\n"+
+			"decide with: coderun review approve %s   (or: coderun review reject %s), or resume with --approve all|none\n",
+			run.ID, run.ID, run.ID)
+		return exitError{exitAwaiting}
+	}
 	// The run's own model, unless --model says otherwise.
 	spec := run.Model
 	if cfg.Source("model.spec").Kind == app.FromOverride {
@@ -275,6 +284,18 @@ func resumeRun(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags,
 		return err
 	}
 	return finish(ctx, s.store, f, res, stdout, stderr)
+}
+
+// decidesByFlag says whether an --approve setting decides flagged code
+// without a person.
+func decidesByFlag(approve string) bool {
+	return approve == app.ApproveAll || approve == app.ApproveNone
+}
+
+// onTerminal says whether r is a terminal a person can answer at.
+func onTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && isTerminal(f)
 }
 
 func writeJSON(w io.Writer, v any) error {
