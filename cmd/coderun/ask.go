@@ -26,6 +26,10 @@ import (
 const (
 	exitNoAnswer = 1 // the run ended without an answer (honest failure report)
 	exitAwaiting = 3 // the run paused, awaiting approval
+	// exitUnverified: the run ended with an answer quoting values the
+	// output does not show (answered_unverified): printed, flagged, queued
+	// for review, and not a success.
+	exitUnverified = 4
 )
 
 // agentFlags configure how an agent runs: the model, the approvals, the
@@ -121,6 +125,7 @@ terminal it is rejected unless --approve all. --approve defer pauses the run
 Every step is recorded (coderun runs show ID). Ctrl-C cancels cleanly.
 
 Exit status: 0 answered; 1 no answer (failure report); 3 awaiting approval;
+4 answered but unverified (the answer quotes values the output does not show);
 130 cancelled; 2 bad flags.`,
 		Example: `  coderun ask "What is the mean of 120, 80, 200, 150?"
   coderun ask "Plot sales by month" --file sales.csv --out results/
@@ -249,6 +254,9 @@ func finish(ctx context.Context, st store.Tenant, f *agentFlags, res *agent.Resu
 	}
 	switch res.Status {
 	case store.StatusSucceeded:
+		if res.Outcome == agent.OutcomeUnverified {
+			return exitError{exitUnverified}
+		}
 		return nil
 	case store.StatusAwaitingApproval:
 		return exitError{exitAwaiting}
@@ -263,6 +271,8 @@ func printResult(stdout, stderr io.Writer, res *agent.Result, saved []string) {
 	case res.Answer != nil:
 		fmt.Fprintln(stdout, res.Answer.Text)
 		if !res.Answer.Grounded {
+			fmt.Fprintf(stdout, "\nUNVERIFIED: this answer quotes %s, which the output of the code does not show; do not rely on it (coderun review show %s).\n",
+				strings.Join(res.Answer.Unsupported, ", "), res.RunID)
 			fmt.Fprintf(stderr, "coderun: warning: the answer quotes %s, which the output does not show; the run is in the review queue\n",
 				strings.Join(res.Answer.Unsupported, ", "))
 		}
