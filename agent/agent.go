@@ -375,6 +375,9 @@ func (a *Agent) Resume(ctx context.Context, runID string) (*Result, error) {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	from := run.Shown()
+	if standing, err := RunStanding(run); err == nil && standing.Shown == Approved {
+		from = "approved"
+	}
 	run, err = a.cfg.Store.Claim(ctx, run.ID, owner)
 	if err != nil {
 		return nil, fmt.Errorf("agent: resume: %w", err)

@@ -282,10 +282,75 @@ type FailureReport struct {
 // Resume records that a process took the run up again.
 type Resume struct {
 	// From is the status the run was found in ("interrupted",
-	// "awaiting_approval", "cancelled").
+	// "awaiting_approval", "cancelled"), or "approved" for a run approved
+	// from the review queue and not run since.
 	From string `json:"from"`
 	// Phase is where the agent picks up.
 	Phase string `json:"phase"`
 	// Note says what is redone.
 	Note string `json:"note,omitempty"`
+}
+
+// Approved is how a run is shown that a person approved and no process
+// has resumed yet: its code waits to run ([RunStanding]).
+const Approved = "approved, waiting to run"
+
+// Standing is where a run stands for a person, read from its record and
+// checkpoint: what to show as its status, and, for a run no process
+// drives, what was under way when its process stopped.
+type Standing struct {
+	// Shown is the run's status as shown ([store.Run.Shown]), except for
+	// a run approved and not resumed yet: [Approved].
+	Shown string `json:"shown"`
+	// Phase is the checkpoint's phase: where the run continues.
+	Phase string `json:"phase,omitempty"`
+	// CodeRunning says that an interrupted run's process died while the
+	// pending code ran (or was being started): what it did to files may
+	// be partial, and resume runs it again.
+	CodeRunning bool `json:"code_running,omitempty"`
+	// Note says, for an interrupted or approved run, what was under way
+	// and what resume does.
+	Note string `json:"note,omitempty"`
+}
+
+// RunStanding reads where a stored run stands. A run approved from the
+// review queue ([Decide]) is running but owned by no process until it is
+// resumed; an interrupted one is owned by a process whose lease expired.
+func RunStanding(r *store.Run) (Standing, error) {
+	s := Standing{Shown: string(r.Shown())}
+	if len(r.State) == 0 || r.Status.Final() {
+		return s, nil
+	}
+	var st state
+	if err := json.Unmarshal(r.State, &st); err != nil {
+		return s, fmt.Errorf("agent: run %s: checkpoint: %w", r.ID, err)
+	}
+	s.Phase = string(st.Phase)
+	if r.Shown() != store.StatusInterrupted {
+		return s, nil
+	}
+	if approvedWaiting(r, &st) {
+		s.Shown = Approved
+		s.Note = "approved; the code has not run yet: it runs when the run is resumed"
+		return s, nil
+	}
+	switch st.Phase {
+	case phaseExecute:
+		s.CodeRunning = true
+		s.Note = fmt.Sprintf("the process died while the code of attempt %d ran (or was being started); what it did may be partial, and resume runs it again", st.Attempt+1)
+	case phaseGenerate:
+		s.Note = "the process died while the model was asked for code; no code was running"
+	case phaseInterpret:
+		s.Note = "the process died while the answer was being written; no code was running"
+	case phaseReview, phaseApprove:
+		s.Note = "the process died while the code was reviewed; no code was running"
+	}
+	return s, nil
+}
+
+// approvedWaiting says whether a running run is one a person approved
+// and no process has taken up since: [Decide] leaves it owned by no one.
+func approvedWaiting(r *store.Run, st *state) bool {
+	return r.Status == store.StatusRunning && r.Owner == "" && st.Phase == phaseExecute &&
+		st.Pending != nil && st.Pending.Approved
 }

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/coderun/coderun/agent"
 
 	"github.com/coderun/coderun/llm/llmtest"
 	"github.com/coderun/coderun/store"
@@ -44,6 +50,88 @@ func TestResumePausedWithoutTerminalKeepsItPaused(t *testing.T) {
 			r = e.run("runs", "resume", run.ID, "--approve", "all")
 			if r.code != 0 || strings.TrimSpace(r.stdout) != "The child printed 42." {
 				t.Fatalf("resume --approve all: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// A run approved from the review queue and not resumed yet is "approved,
+// waiting to run", not interrupted: runs list, runs show and review list
+// say so, and the resume records where it came from.
+func TestApprovedNotResumedIsShownAsApproved(t *testing.T) {
+	t.Parallel()
+	for _, protocol := range []string{llmtest.OpenAI, llmtest.Anthropic} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			e := newAskEnv(t, protocol, llmtest.RunCode("c1", "python", childCode))
+			if r := e.run("ask", "Run echo in a child process.", "--model", e.model, "--approve", "defer"); r.code != exitAwaiting {
+				t.Fatalf("ask: exit %d\nstderr: %s", r.code, r.stderr)
+			}
+			run := e.onlyRun()
+			if r := e.run("review", "approve", run.ID, "--no-resume"); r.code != 0 {
+				t.Fatalf("approve: exit %d\nstderr: %s", r.code, r.stderr)
+			}
+			list := e.run("runs", "list").stdout
+			mustHave(t, "runs list", list, "approved, waiting to run")
+			if strings.Contains(list, "interrupted") {
+				t.Errorf("runs list shows the approved run as interrupted:\n%s", list)
+			}
+			show := e.run("runs", "show", run.ID).stdout
+			mustHave(t, "runs show", show, "run "+run.ID+"   approved, waiting to run", "the code has not run yet",
+				"coderun runs resume "+run.ID)
+			if strings.Contains(show, "nterrupted") {
+				t.Errorf("runs show calls the approved run interrupted:\n%s", show)
+			}
+			mustHave(t, "review list", e.run("review", "list").stdout, run.ID+"  approved")
+			mustHave(t, "review show", e.run("review", "show", run.ID).stdout, "approved, waiting to run")
+
+			e.srv.Push(llmtest.Reply("The child printed 42."))
+			r := e.run("runs", "resume", run.ID)
+			if r.code != 0 || strings.TrimSpace(r.stdout) != "The child printed 42." {
+				t.Fatalf("resume: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			steps, err := e.store().Steps(context.Background(), run.ID, agent.StepResume)
+			if err != nil || len(steps) != 1 {
+				t.Fatalf("resume steps: %v %v", steps, err)
+			}
+			var res agent.Resume
+			if err := steps[0].Decode(&res); err != nil || res.From != "approved" || res.Phase != "execute" {
+				t.Errorf("resume step: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// A run whose process died while its code ran is interrupted, in the
+// review list, and runs show says the code was running.
+func TestInterruptedWhileCodeRanIsShownAndQueued(t *testing.T) {
+	t.Parallel()
+	for _, protocol := range []string{llmtest.OpenAI, llmtest.Anthropic} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			e := newAskEnv(t, protocol, llmtest.RunCode("c1", "python", "import time\nprint('waiting', flush=True)\ntime.sleep(60)\n"))
+			cmd := e.command("ask", "Wait a minute.", "--model", e.model)
+			stderr, _ := cmd.StderrPipe()
+			cmd.Stdin = strings.NewReader("")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, stderr, "policy allow", 30*time.Second)
+			time.Sleep(500 * time.Millisecond) // the code is running
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			run := e.awaitLease(e.onlyRun().ID)
+			if run.Shown() != store.StatusInterrupted {
+				t.Fatalf("shown %s", run.Shown())
+			}
+			show := e.run("runs", "show", run.ID).stdout
+			mustHave(t, "runs show", show, "run "+run.ID+"   interrupted", "the process died while the code of attempt 1 ran",
+				"coderun runs resume "+run.ID)
+			mustHave(t, "review list", e.run("review", "list").stdout, run.ID+"  interrupted", "the code of attempt 1 ran")
+			var items []store.ReviewItem
+			if err := json.Unmarshal([]byte(e.run("review", "list", "--json").stdout), &items); err != nil || len(items) != 1 ||
+				items[0].RunID != run.ID || items[0].Kind != "interrupted" {
+				t.Errorf("review list --json: %+v %v", items, err)
 			}
 		})
 	}

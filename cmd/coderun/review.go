@@ -22,7 +22,10 @@ func newReviewCmd(g *globalFlags) *cobra.Command {
 		Short: "The review queue: runs awaiting approval, failed runs, unverified answers",
 		Long: `The review queue holds the runs a person should look at: code waiting for
 approval (approval), runs that ended without an answer (failure), and answers
-quoting values the output does not show (unverified_answer).`,
+quoting values the output does not show (unverified_answer). The list also
+shows the runs waiting to be resumed (coderun runs resume), without an item
+number: interrupted ones, whose process died, and approved ones whose code
+has not run yet.`,
 	}
 	d.register(cmd)
 	cmd.AddCommand(newReviewListCmd(d), newReviewShowCmd(d), newReviewDecideCmd(g, d, true), newReviewDecideCmd(g, d, false),
@@ -46,6 +49,11 @@ func newReviewListCmd(d *dataFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			stopped, err := stoppedRuns(cmd.Context(), st)
+			if err != nil {
+				return err
+			}
+			items = append(items, stopped...)
 			if asJSON {
 				if items == nil {
 					items = []store.ReviewItem{}
@@ -63,7 +71,11 @@ func newReviewListCmd(d *dataFlags) *cobra.Command {
 				if it.Resolution != "" {
 					status += " (" + it.Resolution + ")"
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.RunID, it.Kind, status,
+				id := strconv.FormatInt(it.ID, 10)
+				if it.ID == 0 {
+					id = "-" // a run to resume, not an item to close
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, it.RunID, it.Kind, status,
 					it.CreatedAt.Local().Format("2006-01-02 15:04"), short(task, 40), short(it.Reason, 80))
 			}
 			return tw.Flush()
@@ -107,7 +119,8 @@ func showReview(w io.Writer, run *store.Run, items []store.ReviewItem) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "run %s   %s", run.ID, run.Shown())
+	standing := shown(run)
+	fmt.Fprintf(w, "run %s   %s", run.ID, standing.Shown)
 	if run.Outcome != "" {
 		fmt.Fprintf(w, " (%s)", run.Outcome)
 	}
@@ -122,6 +135,9 @@ func showReview(w io.Writer, run *store.Run, items []store.ReviewItem) error {
 			fmt.Fprint(w, ")")
 		}
 		fmt.Fprintf(w, "\n  %s\n", it.Reason)
+	}
+	if standing.Note != "" {
+		fmt.Fprintf(w, "\n%s.\ncoderun runs resume %s\n", standing.Note, run.ID)
 	}
 	if p := pending; p != nil {
 		fmt.Fprintf(w, "\nCode awaiting approval (%s):\n%s\n", p.Language, indent(p.Code, "  │ "))
@@ -194,6 +210,35 @@ func newReviewDecideCmd(g *globalFlags, d *dataFlags, approve bool) *cobra.Comma
 		f.register(cmd, false)
 	}
 	return cmd
+}
+
+// The kinds of the rows review list adds for runs no process drives,
+// which are not review items (they have no item number): they are resumed,
+// not closed.
+const (
+	kindInterrupted store.ReviewKind = "interrupted"
+	kindApproved    store.ReviewKind = "approved"
+)
+
+// stoppedRuns are the runs no process drives that wait to be resumed:
+// interrupted ones (their process died) and approved ones not run yet, as
+// rows of the review list.
+func stoppedRuns(ctx context.Context, st store.Tenant) ([]store.ReviewItem, error) {
+	runs, err := st.ListRuns(ctx, store.Filter{Status: store.StatusInterrupted})
+	if err != nil {
+		return nil, err
+	}
+	var items []store.ReviewItem
+	for _, r := range runs {
+		s := shown(r)
+		kind := kindInterrupted
+		if s.Shown == agent.Approved {
+			kind = kindApproved
+		}
+		items = append(items, store.ReviewItem{Tenant: r.Tenant, RunID: r.ID, Kind: kind, Reason: s.Note,
+			CreatedAt: r.CreatedAt, Status: store.ReviewOpen})
+	}
+	return items, nil
 }
 
 func defaultReviewer() string {

@@ -98,7 +98,7 @@ func newRunsListCmd(d *dataFlags) *cobra.Command {
 			fmt.Fprintln(tw, "ID\tCREATED\tSTATUS\tOUTCOME\tATTEMPTS\tMODEL\tTASK")
 			for _, r := range runs {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-					r.Shown(), dash(r.Outcome), r.Scorecard.Attempts, r.Model, short(r.Task, 60))
+					shown(r).Shown, dash(r.Outcome), r.Scorecard.Attempts, r.Model, short(r.Task, 60))
 			}
 			return tw.Flush()
 		},
@@ -286,6 +286,18 @@ func resumeRun(ctx context.Context, g *globalFlags, d *dataFlags, f *agentFlags,
 	return finish(ctx, s.store, f, res, stdout, stderr)
 }
 
+// shown is where a run stands, for a person: its status as shown, or
+// "approved, waiting to run"; for an interrupted run, whether code was
+// running when its process died. A checkpoint it cannot read shows the
+// stored status.
+func shown(r *store.Run) agent.Standing {
+	s, err := agent.RunStanding(r)
+	if err != nil {
+		return agent.Standing{Shown: string(r.Shown())}
+	}
+	return s
+}
+
 // decidesByFlag says whether an --approve setting decides flagged code
 // without a person.
 func decidesByFlag(approve string) bool {
@@ -322,7 +334,8 @@ func short(s string, n int) string {
 // showRun renders a whole run for a person.
 func showRun(w io.Writer, exp *store.Export, verbose bool) error {
 	r := exp.Run
-	fmt.Fprintf(w, "run %s   %s", r.ID, r.Shown())
+	standing := shown(r)
+	fmt.Fprintf(w, "run %s   %s", r.ID, standing.Shown)
 	if r.Outcome != "" {
 		fmt.Fprintf(w, " (%s)", r.Outcome)
 	}
@@ -377,10 +390,12 @@ func showRun(w io.Writer, exp *store.Export, verbose bool) error {
 		}
 		fmt.Fprintln(w)
 	}
-	switch r.Shown() {
-	case store.StatusInterrupted:
-		fmt.Fprintf(w, "\nThe run is not driven by any process: continue it with coderun runs resume %s\n", r.ID)
-	case store.StatusAwaitingApproval:
+	switch {
+	case standing.Shown == agent.Approved:
+		fmt.Fprintf(w, "\nApproved, waiting to run: %s.\nRun it with coderun runs resume %s\n", standing.Note, r.ID)
+	case r.Shown() == store.StatusInterrupted:
+		fmt.Fprintf(w, "\nInterrupted: %s.\nThe run is not driven by any process: continue it with coderun runs resume %s\n", standing.Note, r.ID)
+	case r.Shown() == store.StatusAwaitingApproval:
 		fmt.Fprintf(w, "\nAwaiting approval: coderun review approve %s (or reject)\n", r.ID)
 	}
 	return nil
