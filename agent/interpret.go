@@ -2,13 +2,18 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/coderun/coderun/llm"
 )
 
 // The interpret phase: a separate call with the task, the code and its
-// real output writes the answer. The numbers the answer quotes are checked
+// real output writes a structured verdict (parseInterpretation): the
+// answer, or that the output does not answer the task and why — a
+// retryable outcome whose reason goes back to the model that writes the
+// code (retry.go), within the retry budget. The numbers the answer quotes are checked
 // against the output (ground.go): an answer quoting values the output
 // does not show is sent back once, then kept as unverified and queued for
 // review.
@@ -29,7 +34,16 @@ func (r *runner) interpret(ctx context.Context) (transition, error) {
 	if err != nil {
 		return r.modelFailed(ctx, err, deadline, callStep), nil
 	}
-	text := strings.TrimSpace(resp.Text)
+	iv := parseInterpretation(resp.Text)
+	if !iv.answers {
+		// The output does not answer the task: back to the model that
+		// writes the code, with the reason, within the retry budget.
+		r.st.Unverified = ""
+		v := verdict{Class: ClassRetryable, Kind: KindNotAnswered, Message: oneLine(iv.reason, 300),
+			Why: "the interpretation found that the output does not answer the task"}
+		return r.retryOrFail(v, []llm.Message{llm.User(notAnsweredFeedback(iv.reason))}, callStep), nil
+	}
+	text := iv.answer
 	if text == "" {
 		return r.endBy(endEmptyAnswer, endFacts{}, callStep), nil
 	}
@@ -47,6 +61,52 @@ func (r *runner) interpret(ctx context.Context) (transition, error) {
 				Feedback: groundingFeedback(g.Unsupported)})), nil
 	}
 	return answered(&Answer{Text: text, Grounded: len(g.Unsupported) == 0, Unsupported: g.Unsupported, Quoted: g.Quoted}, callStep), nil
+}
+
+// interpretation is the verdict of the interpretation call: whether the
+// output answers the task, the answer, or the reason it does not.
+type interpretation struct {
+	answers bool
+	answer  string
+	reason  string
+}
+
+// notAnswerRE recognises a plain-text reply that says the output does not
+// answer the task (the fallback for a model that does not write the JSON
+// object it is asked for).
+var notAnswerRE = regexp.MustCompile(`(?i)^\W*(?:the\s+)?(?:code(?:'s)?\s+)?output\s+(?:of\s+the\s+code\s+)?(?:does\s+not|doesn't|do\s+not|cannot|can't|fails\s+to)\s+(?:answer|show|contain|include)|^\W*(?:not\s+answered|no\s+answer)\b|^\W*(?:I\s+)?(?:cannot|can't|can\s+not)\s+answer\b`)
+
+// parseInterpretation reads the interpretation call's reply: the JSON
+// object it is asked for ({"answers": bool, "answer": ..., "reason": ...},
+// bare or in a code fence, perhaps with prose around it), or, failing
+// that, plain text, which is the answer unless it opens by saying the
+// output does not answer the task.
+func parseInterpretation(reply string) interpretation {
+	text := strings.TrimSpace(reply)
+	if i, j := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}'); i >= 0 && j > i {
+		var obj struct {
+			Answers *bool   `json:"answers"`
+			Answer  *string `json:"answer"`
+			Reason  string  `json:"reason"`
+		}
+		if json.Unmarshal([]byte(text[i:j+1]), &obj) == nil && (obj.Answers != nil || obj.Answer != nil) {
+			iv := interpretation{answers: obj.Answers == nil || *obj.Answers, reason: strings.TrimSpace(obj.Reason)}
+			if obj.Answer != nil {
+				iv.answer = strings.TrimSpace(*obj.Answer)
+			}
+			if !iv.answers && iv.reason == "" {
+				iv.reason = iv.answer
+			}
+			if !iv.answers && iv.reason == "" {
+				iv.reason = "the interpretation gave no reason"
+			}
+			return iv
+		}
+	}
+	if notAnswerRE.MatchString(text) {
+		return interpretation{reason: text}
+	}
+	return interpretation{answers: true, answer: text}
 }
 
 // outputs is what grounds an answer's numbers: what the code printed

@@ -69,6 +69,8 @@ const (
 	KindMalformedToolCall Kind = "malformed_tool_call"
 	KindUngroundedAnswer  Kind = "ungrounded_answer"
 	KindEmptyAnswer       Kind = "empty_answer"
+	// The interpretation found that the output does not answer the task.
+	KindNotAnswered Kind = "not_answered"
 	// The loop's own judgements.
 	KindPolicyDenied Kind = "policy_denied"
 	KindStuck        Kind = "stuck"

@@ -16,7 +16,7 @@ func TestEndingsUseKnownValues(t *testing.T) {
 	kinds := []Kind{KindTimeout, KindCPULimit, KindMemoryLimit, KindOutputLimit, KindTimeBudget,
 		KindTokenBudget, KindStepBudget, KindExitStatus, KindSignal, KindNoOutput, KindCancelled,
 		KindKilled, KindSetupError, KindExecutorError, KindInvalidRequest, KindNoCode,
-		KindTruncatedReply, KindMalformedToolCall, KindUngroundedAnswer, KindEmptyAnswer,
+		KindTruncatedReply, KindMalformedToolCall, KindUngroundedAnswer, KindEmptyAnswer, KindNotAnswered,
 		KindPolicyDenied, KindStuck}
 	if len(endings) != len(all) {
 		t.Errorf("%d endings in the table, %d known", len(endings), len(all))

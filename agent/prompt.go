@@ -121,8 +121,11 @@ const noCodeFeedback = "No code was run. Do not answer from memory: write code t
 func interpretSystem() string {
 	return "You write the final answer to a task from the results of code that was run for it. " +
 		"Rest the answer on the output shown: quote the computed values exactly as they were printed, " +
-		"do not compute anything new and do not add values that the output does not show. " +
-		"If the output does not answer the task, say what is missing. Be brief and direct."
+		"do not compute anything new and do not add values that the output does not show. Be brief and direct.\n\n" +
+		"Reply with one JSON object and nothing else:\n" +
+		`{"answers": true, "answer": "the answer to the task"}` + "\n" +
+		"or, when the output does not answer the task (a value is missing, the code computed something else, the output shows an error):\n" +
+		`{"answers": false, "reason": "what is missing and what the code should compute instead"}`
 }
 
 // interpretPrompt shows the task, the code that ran and its real output.
@@ -152,11 +155,18 @@ func interpretPrompt(task string, inputs []store.InputFile, cells []cell) string
 			fmt.Fprintf(&b, "\nFiles written: %s", strings.Join(names, ", "))
 		}
 	}
-	b.WriteString("\n\nWrite the answer to the task.")
+	b.WriteString("\n\nWrite the answer to the task as the JSON object described.")
 	return b.String()
 }
 
 func groundingFeedback(unsupported []string) string {
 	return "Your answer quotes " + strings.Join(unsupported, ", ") +
 		", which the output does not show. Answer again using only values that appear in the output."
+}
+
+// notAnsweredFeedback goes back to the model that writes the code when the
+// interpretation found that the output does not answer the task.
+func notAnsweredFeedback(reason string) string {
+	return "The output of the code does not answer the task: " + reason +
+		"\nWrite code that computes and prints what the task asks for."
 }
