@@ -302,6 +302,9 @@ type endFacts struct {
 	explanation string
 	// used and budget are the spent budget and its size.
 	used, budget string
+	// errors tallies the errors of the code the run met ("4 errors, all
+	// different"); finish fills it in.
+	errors string
 }
 
 // endRule is a row of [endings].
@@ -377,8 +380,8 @@ var endings = map[ending]endRule{
 			"the model was not making progress.", oneLine(f.v.errorLine(), 200))
 	}},
 	endRetries: {OutcomeRetriesExhausted, "", "", true, func(f endFacts) string {
-		return fmt.Sprintf("Every attempt failed and the %s retries allowed were used up; the last error was %s.",
-			f.budget, oneLine(f.v.errorLine(), 200))
+		return fmt.Sprintf("Every attempt failed (%s) and the %s retries allowed were used up; the last error was %s.",
+			f.errors, f.budget, oneLine(f.v.errorLine(), 200))
 	}},
 	endCancelled: {OutcomeCancelled, ClassCancelled, "", true, func(endFacts) string {
 		return "The run was cancelled before it finished."

@@ -72,6 +72,7 @@ func (r *runner) finish(t transition) (transition, error) {
 	if !ok {
 		return t, fmt.Errorf("agent: run %s: unknown ending %q", r.run.ID, e.how)
 	}
+	e.facts.errors = r.errorTally()
 	summary := rule.summary(e.facts)
 	if !rule.own {
 		class, kind := rule.class, rule.kind
@@ -87,6 +88,16 @@ func (r *runner) finish(t transition) (transition, error) {
 	}
 	outcome := rule.outcome
 	rep := r.report(outcome, summary)
+	if e.how != endRetries && e.how != endStuck {
+		// What ended the run is this ending's own cause (a budget, a
+		// limit, the policy, the model's API), not an error of the code
+		// that an earlier retry may have fixed.
+		rep.Error, rep.Occurrences = endCause(e.how, rule, e.facts), 0
+		if e.facts.v.Kind == "" && r.st.LastSig != "" && r.st.LastError != "" {
+			// The last attempt's error was not fixed when the run ended.
+			rep.Error += "; the last attempt failed with " + r.st.LastError
+		}
+	}
 	r.st.Score.Outcome = string(outcome)
 	r.st.Phase = phaseDone
 	r.final.failure = rep
@@ -163,6 +174,7 @@ func (r *runner) report(outcome Outcome, summary string) *FailureReport {
 	}
 	rep.Language, rep.LastCode = lang, code
 	rep.Intent = intentOf(intent, lang, code, r.st.Task)
+	// The error that occurred most often; of equals, the last one.
 	best, n := "", 0
 	for e, c := range r.st.ErrorCounts {
 		if c > n || c == n && e == r.st.LastError {
@@ -171,6 +183,49 @@ func (r *runner) report(outcome Outcome, summary string) *FailureReport {
 	}
 	rep.Error, rep.Occurrences = best, n
 	return rep
+}
+
+// errorTally says how many errors of the code the run met and how many of
+// them differ: "4 errors, all different", "3 errors, 2 different".
+func (r *runner) errorTally() string {
+	total := 0
+	for _, c := range r.st.ErrorCounts {
+		total += c
+	}
+	switch d := len(r.st.ErrorCounts); {
+	case total == 0:
+		return ""
+	case total == 1:
+		return "1 error"
+	case d == total:
+		return fmt.Sprintf("%d errors, all different", total)
+	case d == 1:
+		return fmt.Sprintf("%d errors, all the same", total)
+	default:
+		return fmt.Sprintf("%d errors, %d different", total, d)
+	}
+}
+
+// endCause names what ended a run that did not end on a repeated error of
+// the code: the verdict at hand ("timeout: …"), or the ending's kind and
+// the budget it spent ("token_budget: 240 tokens used, budget 200").
+func endCause(how ending, rule endRule, f endFacts) string {
+	if f.v.Kind != "" {
+		return oneLine(f.v.errorLine(), 300)
+	}
+	kind := string(rule.kind)
+	if kind == "" {
+		kind = string(rule.outcome)
+	}
+	switch {
+	case f.used != "" && f.budget != "":
+		return fmt.Sprintf("%s: %s used, budget %s", kind, f.used, f.budget)
+	case f.budget != "":
+		return fmt.Sprintf("%s: budget %s", kind, f.budget)
+	case f.detail != "" && how == endProviderError:
+		return kind + ": " + oneLine(f.detail, 300)
+	}
+	return kind
 }
 
 // intentOf says what the code was trying to do: the model's own words, or
