@@ -375,8 +375,13 @@ func (a *Agent) Resume(ctx context.Context, runID string) (*Result, error) {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	from := run.Shown()
-	if standing, err := RunStanding(run); err == nil && standing.Shown == Approved {
-		from = "approved"
+	if standing, err := RunStanding(run); err == nil {
+		switch standing.Shown {
+		case Approved:
+			from = "approved"
+		case Rejected:
+			from = "rejected"
+		}
 	}
 	run, err = a.cfg.Store.Claim(ctx, run.ID, owner)
 	if err != nil {
@@ -412,6 +417,9 @@ func (a *Agent) Resume(ctx context.Context, runID string) (*Result, error) {
 func resumeNote(st *state, from store.Status) string {
 	switch st.Phase {
 	case phaseGenerate:
+		if from == "rejected" {
+			return "the model is told of the rejection and may rewrite the code"
+		}
 		return "the model is asked again"
 	case phaseReview:
 		return "the pending code is reviewed again"
@@ -430,8 +438,10 @@ func resumeNote(st *state, from store.Status) string {
 
 // Decide records a person's decision about a run awaiting approval, from
 // any process: Approve or Always lets the code run when the run is resumed
-// ([Agent.Resume]); Reject ends the run with an honest failure report. by
-// names who decided ("review queue", a user name).
+// ([Agent.Resume]); Reject goes back to the model with the note, as the
+// result of its code, and the model may rewrite the code when the run is
+// resumed — or, with no retries left, the run ends with an honest failure
+// report. by names who decided ("review queue", a user name).
 func Decide(ctx context.Context, s Store, runID string, v Verdict, by, note string) (*Result, error) {
 	if v != Approve && v != Reject && v != Always {
 		return nil, fmt.Errorf("agent: decide: verdict %q (want approve, reject or always)", v)
@@ -469,9 +479,13 @@ func Decide(ctx context.Context, s Store, runID string, v Verdict, by, note stri
 	r := &runner{cfg: Config{Store: s}, store: s, run: run, rc: rc, st: &st, owner: owner, segment: time.Now()}
 	t := r.decided(v, by, note)
 	if v == Reject {
-		t = r.rejected(t, endRejected, "by "+by)
-	} else {
-		// The run waits, owned by no process, for Resume to run the code.
+		// The rejection goes back to the model, which may rewrite the
+		// code when the run is resumed; with no retries left the run ends.
+		t = r.sendBack(t, "by "+by, note)
+	}
+	if t.end == nil {
+		// The run waits, owned by no process, for Resume to run the code
+		// or to ask the model again.
 		t.update.Release = true
 	}
 	if err := r.apply(ctx, t); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/agent/agenttest"
+	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/llm/llmtest"
 	"github.com/coderun/coderun/policy"
 	"github.com/coderun/coderun/store"
@@ -64,10 +65,60 @@ func TestSubprocessAskedApprovedRuns(t *testing.T) {
 	})
 }
 
-func TestSubprocessAskedRejectedAborts(t *testing.T) {
+// A person's rejection goes back to the model as the result of its call,
+// and the model rewrites the code within the retry budget.
+func TestSubprocessRejectedGoesBackToModel(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		b := agenttest.NewBackend(agenttest.On("print(6 * 7)", agenttest.Print("42\n")))
+		h := fakeHarness(t, protocol, b,
+			llmtest.RunCode("c1", "python", childCode),
+			llmtest.RunCode("c2", "python", "print(6 * 7)\n"),
+			llmtest.Reply("It is 42."))
+		h.cfg.Approval = agent.ApproveAsk
+		var asked atomic.Int32
+		h.cfg.Approver = agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Verdict, error) {
+			asked.Add(1)
+			return agent.Reject, nil
+		})
+		res := h.run("Compute 6 times 7.")
+		if res.Status != store.StatusSucceeded || res.Outcome != agent.OutcomeAnswered || asked.Load() != 1 {
+			t.Fatalf("status %s outcome %s asked %d failure %+v", res.Status, res.Outcome, asked.Load(), res.Failure)
+		}
+		steps := h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepApproval, agent.StepApproval, agent.StepRetry,
+			agent.StepModelCall, agent.StepCode, agent.StepReview, agent.StepExecution, agent.StepClassification,
+			agent.StepModelCall, agent.StepAnswer)
+		if a := decode[agent.Approval](t, steps, agent.StepApproval, 1); a.Decision != "rejected" {
+			t.Errorf("approval: %+v", a)
+		}
+		if r := decode[agent.Retry](t, steps, agent.StepRetry, 0); r.Reason != agent.KindRejected || r.Number != 1 {
+			t.Errorf("retry: %+v", r)
+		}
+		// The model was told, as the result of its call c1.
+		sent := h.sent(1)
+		last := sent.Messages[len(sent.Messages)-1]
+		if last.Role != llm.RoleTool || last.ToolCallID != "c1" {
+			t.Fatalf("the rejection went to the model as %+v", last)
+		}
+		mustContain(t, "the rejection's tool result", last.Content, "not run", "rejected", "at the terminal", "process.spawn", "Rewrite")
+		if sc := res.Scorecard; sc.Rejections != 1 || sc.Attempts != 1 || sc.Retries != 1 {
+			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+		// One review item: the approval, closed as rejected.
+		items, _ := h.store.Reviews(context.Background(), res.RunID, true)
+		if len(items) != 1 || items[0].Kind != store.ReviewApproval || items[0].Resolution != "rejected" {
+			t.Errorf("review items: %+v", items)
+		}
+	})
+}
+
+// With no retries left, a rejection ends the run, and opens no second
+// review item: the approval item records the decision.
+func TestSubprocessRejectedWithoutRetriesEnds(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
 		h := fakeHarness(t, protocol, child(), llmtest.RunCode("c1", "python", childCode), llmtest.Reply("must not be asked"))
 		h.cfg.Approval = agent.ApproveAsk
+		h.cfg.MaxRetries = -1
 		h.cfg.Approver = agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Verdict, error) {
 			return agent.Reject, nil
 		})
@@ -75,18 +126,16 @@ func TestSubprocessAskedRejectedAborts(t *testing.T) {
 		if res.Status != store.StatusFailed || res.Outcome != agent.OutcomeRejected || res.Answer != nil {
 			t.Fatalf("status %s outcome %s", res.Status, res.Outcome)
 		}
-		steps := h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+		h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
 			agent.StepApproval, agent.StepApproval, agent.StepFailure)
-		if a := decode[agent.Approval](t, steps, agent.StepApproval, 1); a.Decision != "rejected" {
-			t.Errorf("approval: %+v", a)
-		}
 		f := res.Failure
 		if f.Attempts != 0 || !strings.Contains(f.Summary, "rejected") || !strings.Contains(f.Summary, "process.spawn") ||
 			!strings.Contains(f.LastCode, "subprocess") {
 			t.Errorf("failure: %+v", f)
 		}
-		if sc := res.Scorecard; sc.Rejections != 1 || sc.Attempts != 0 {
-			t.Errorf("scorecard: %s", fmtScore(sc))
+		items, _ := h.store.Reviews(context.Background(), res.RunID, true)
+		if len(items) != 1 || items[0].Kind != store.ReviewApproval || items[0].Resolution != "rejected" {
+			t.Errorf("review items: %+v", items)
 		}
 	})
 }
@@ -235,11 +284,14 @@ func TestAwaitingApprovalResumesAfterRestart(t *testing.T) {
 	})
 }
 
+// A rejection from the review queue goes back to the model, with the
+// reviewer's note, when the run is resumed.
 func TestAwaitingApprovalRejectedFromQueue(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
-		h := fakeHarness(t, protocol, child(), llmtest.RunCode("c1", "python", childCode))
+		b := agenttest.NewBackend(agenttest.On("print(6 * 7)", agenttest.Print("42\n")))
+		h := fakeHarness(t, protocol, b, llmtest.RunCode("c1", "python", childCode))
 		h.cfg.Approval = agent.ApproveAsk
-		res := h.run("Run echo in a child process.")
+		res := h.run("Compute 6 times 7.")
 		if res.Status != store.StatusAwaitingApproval {
 			t.Fatalf("status %s", res.Status)
 		}
@@ -247,15 +299,41 @@ func TestAwaitingApprovalRejectedFromQueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if dres.Status != store.StatusFailed || dres.Outcome != agent.OutcomeRejected || dres.Failure == nil {
+		if dres.Status != store.StatusRunning || dres.Outcome != "" || dres.Failure != nil {
 			t.Fatalf("after rejection: %+v", dres)
 		}
 		run := h.storedRun(res.RunID)
-		if run.Status != store.StatusFailed || run.Outcome != string(agent.OutcomeRejected) || run.Pending != nil {
-			t.Errorf("stored run: %+v", run)
+		standing, err := agent.RunStanding(run)
+		if err != nil || run.Owner != "" || run.Pending != nil || standing.Shown != agent.Rejected {
+			t.Errorf("stored run: %+v, standing %+v %v", run, standing, err)
 		}
 		if _, err := agent.Decide(context.Background(), h.store, res.RunID, agent.Approve, "x", ""); err == nil {
-			t.Errorf("a decision on an ended run was accepted")
+			t.Errorf("a second decision was accepted")
+		}
+		h.srv.Push(llmtest.RunCode("c2", "python", "print(6 * 7)\n"), llmtest.Reply("It is 42."))
+		res, err = h.agent().Resume(context.Background(), res.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != agent.OutcomeAnswered {
+			t.Fatalf("resumed: %+v", res)
+		}
+		steps := h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepApproval, agent.StepApproval, agent.StepRetry, agent.StepResume,
+			agent.StepModelCall, agent.StepCode, agent.StepReview, agent.StepExecution, agent.StepClassification,
+			agent.StepModelCall, agent.StepAnswer)
+		if r := decode[agent.Resume](t, steps, agent.StepResume, 0); r.From != "rejected" {
+			t.Errorf("resume: %+v", r)
+		}
+		sent := h.sent(1)
+		last := sent.Messages[len(sent.Messages)-1]
+		if last.Role != llm.RoleTool || last.ToolCallID != "c1" {
+			t.Fatalf("the rejection went to the model as %+v", last)
+		}
+		mustContain(t, "the rejection's tool result", last.Content, "rejected", "by review queue", "no child processes")
+		items, _ := h.store.Reviews(context.Background(), res.RunID, true)
+		if len(items) != 1 || items[0].Resolution != "rejected" || items[0].Status != "closed" {
+			t.Errorf("review items: %+v", items)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/coderun/coderun/store"
@@ -60,9 +61,55 @@ func (r *runner) approve(ctx context.Context) (transition, error) {
 	}
 	t := r.decided(v, "terminal", "")
 	if v == Reject {
-		return r.rejected(t, endRejected, "at the terminal"), nil
+		return r.sendBack(t, "at the terminal", ""), nil
 	}
 	return t, nil
+}
+
+// KindRejected is the reason of a retry after a person rejected the code.
+const KindRejected Kind = "rejected"
+
+// sendBack is where a person's rejection t records leads: back to the
+// model, as the result of its code (the tool result of its call), with
+// the reviewer's note and the policy's concern, to rewrite the code
+// within the retry budget. With the budget spent, the run ends rejected
+// (by whom: "at the terminal", "by alice").
+func (r *runner) sendBack(t transition, by, note string) transition {
+	if r.st.Retries >= r.rc.MaxRetries {
+		return r.rejected(t, endRejected, by)
+	}
+	p := r.st.Pending
+	r.st.Retries++
+	r.st.Score.Retries++
+	obs := "The code was not run: the person reviewing it rejected it (" + by + ")"
+	if note = strings.TrimSpace(note); note != "" {
+		obs += ", noting: " + note
+	} else {
+		obs += "."
+	}
+	if p.Decision != nil && p.Decision.Explanation != "" {
+		obs += "\nWhat the policy flagged: " + p.Decision.Explanation
+	}
+	obs += "\n\n" + rewriteInstruction(r.rc, r.st.Retries, r.rc.MaxRetries)
+	feedback := r.feedback(p, obs)
+	r.st.Messages = append(r.st.Messages, feedback...)
+	r.st.Pending = nil
+	t.steps = append(t.steps, r.step(StepRetry, r.st.Attempt, fmt.Sprintf("retry %d of %d: %s", r.st.Retries, r.rc.MaxRetries, KindRejected),
+		&Retry{Number: r.st.Retries, Max: r.rc.MaxRetries, Reason: KindRejected, Feedback: obs}))
+	t.next = phaseGenerate
+	return t
+}
+
+// rewriteInstruction asks the model for code without what was rejected.
+func rewriteInstruction(rc runConfig, retry, max int) string {
+	s := fmt.Sprintf("Rewrite the code so that it does not need what was rejected (retry %d of %d, %d left). ", retry, max, max-retry)
+	switch {
+	case rc.Format == FormatFenced:
+		return s + "Reply with the rewritten code in one fenced code block."
+	case rc.Mode == ModeSteps:
+		return s + "Call run_code with the rewritten cell."
+	}
+	return s + "Call run_code with the complete rewritten program."
 }
 
 func (r *runner) pendingApproval() *PendingApproval {
@@ -72,7 +119,8 @@ func (r *runner) pendingApproval() *PendingApproval {
 }
 
 // decided records a decision about the pending code: Approve and Always
-// move on to execution; after Reject the caller ends the run (rejected).
+// move on to execution; after Reject the caller sends the rejection back
+// to the model (sendBack) or ends the run (rejected).
 func (r *runner) decided(v Verdict, by, note string) transition {
 	p := r.st.Pending
 	rules := causeRules(*p.Decision)

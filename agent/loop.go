@@ -332,9 +332,15 @@ func (r *runner) drive(ctx context.Context, span trace.Span) (*Result, error) {
 func (r *runner) apply(ctx context.Context, t transition) error {
 	switch {
 	case t.end != nil:
+		how := t.end.how
 		var err error
 		if t, err = r.finish(t); err != nil {
 			return err
+		}
+		if how == endRejected {
+			// A person decided, and the approval item records it: the
+			// run's end opens no second item.
+			t.update.Review = nil
 		}
 	case t.pause:
 		t.update.Release = true

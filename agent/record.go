@@ -282,8 +282,8 @@ type FailureReport struct {
 // Resume records that a process took the run up again.
 type Resume struct {
 	// From is the status the run was found in ("interrupted",
-	// "awaiting_approval", "cancelled"), or "approved" for a run approved
-	// from the review queue and not run since.
+	// "awaiting_approval", "cancelled"), or "approved" or "rejected" for
+	// a run decided about from the review queue and not resumed since.
 	From string `json:"from"`
 	// Phase is where the agent picks up.
 	Phase string `json:"phase"`
@@ -291,9 +291,13 @@ type Resume struct {
 	Note string `json:"note,omitempty"`
 }
 
-// Approved is how a run is shown that a person approved and no process
-// has resumed yet: its code waits to run ([RunStanding]).
-const Approved = "approved, waiting to run"
+// How runs a person decided about, and no process has resumed since, are
+// shown ([RunStanding]): Approved, whose code waits to run; Rejected,
+// whose rejection waits to go back to the model, to rewrite the code.
+const (
+	Approved = "approved, waiting to run"
+	Rejected = "rejected, waiting for the model to rewrite the code"
+)
 
 // Standing is where a run stands for a person, read from its record and
 // checkpoint: what to show as its status, and, for a run no process
@@ -329,9 +333,14 @@ func RunStanding(r *store.Run) (Standing, error) {
 	if r.Shown() != store.StatusInterrupted {
 		return s, nil
 	}
-	if approvedWaiting(r, &st) {
+	switch decidedWaiting(r, &st) {
+	case Approved:
 		s.Shown = Approved
 		s.Note = "approved; the code has not run yet: it runs when the run is resumed"
+		return s, nil
+	case Rejected:
+		s.Shown = Rejected
+		s.Note = "rejected; the model is told when the run is resumed, and may rewrite the code"
 		return s, nil
 	}
 	switch st.Phase {
@@ -348,9 +357,18 @@ func RunStanding(r *store.Run) (Standing, error) {
 	return s, nil
 }
 
-// approvedWaiting says whether a running run is one a person approved
-// and no process has taken up since: [Decide] leaves it owned by no one.
-func approvedWaiting(r *store.Run, st *state) bool {
-	return r.Status == store.StatusRunning && r.Owner == "" && st.Phase == phaseExecute &&
-		st.Pending != nil && st.Pending.Approved
+// decidedWaiting says whether a running run is one a person decided
+// about and no process has taken up since ([Decide] leaves it owned by no
+// one): Approved or Rejected; "" otherwise.
+func decidedWaiting(r *store.Run, st *state) string {
+	if r.Status != store.StatusRunning || r.Owner != "" {
+		return ""
+	}
+	switch {
+	case st.Phase == phaseExecute && st.Pending != nil && st.Pending.Approved:
+		return Approved
+	case st.Phase == phaseGenerate:
+		return Rejected
+	}
+	return ""
 }

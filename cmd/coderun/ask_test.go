@@ -457,13 +457,16 @@ func TestAskDeferThenReject(t *testing.T) {
 	}
 	run := e.onlyRun()
 	mustHave(t, "pause message", r.stderr, "awaiting approval", "coderun review approve "+run.ID)
+	// The rejection goes back to the model, which rewrites the code.
+	e.srv.Push(llmtest.RunCode("c2", "python", "print('words:', 42)\n"), llmtest.Reply("It printed 42."))
 	rj := e.run("review", "reject", run.ID, "--note", "no child processes here")
-	if rj.code != 0 {
-		t.Fatalf("reject: %s", rj.stderr)
+	if rj.code != 0 || strings.TrimSpace(rj.stdout) != "It printed 42." {
+		t.Fatalf("reject: exit %d\nstdout: %s\nstderr: %s", rj.code, rj.stdout, rj.stderr)
 	}
+	mustHave(t, "reject", rj.stderr, "rejected; the model is told")
 	run = e.onlyRun()
-	if run.Status != store.StatusFailed || run.Outcome != "rejected" || len(run.Failure) == 0 {
-		t.Errorf("after rejection: status %s outcome %s failure %s", run.Status, run.Outcome, run.Failure)
+	if run.Status != store.StatusSucceeded || run.Scorecard.Rejections != 1 || run.Scorecard.Retries != 1 {
+		t.Errorf("after rejection: status %s outcome %s scorecard %+v", run.Status, run.Outcome, run.Scorecard)
 	}
 	// Non-interactive runs reject flagged code by default.
 	e2 := newAskEnv(t, llmtest.OpenAI, llmtest.RunCode("c1", "python", childCode))

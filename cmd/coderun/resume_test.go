@@ -136,3 +136,54 @@ func TestInterruptedWhileCodeRanIsShownAndQueued(t *testing.T) {
 		})
 	}
 }
+
+// A rejection from the review queue goes back to the model with the
+// note; the model rewrites the code, the run answers, and the approval
+// item is the run's only review item.
+func TestReviewRejectGoesBackToModel(t *testing.T) {
+	t.Parallel()
+	for _, protocol := range []string{llmtest.OpenAI, llmtest.Anthropic} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			e := newAskEnv(t, protocol, llmtest.RunCode("c1", "python", childCode))
+			if r := e.run("ask", "Print the number 42 with a label.", "--model", e.model, "--approve", "defer"); r.code != exitAwaiting {
+				t.Fatalf("ask: exit %d\nstderr: %s", r.code, r.stderr)
+			}
+			run := e.onlyRun()
+			r := e.run("review", "reject", run.ID, "--note", "no child processes here", "--no-resume")
+			if r.code != 0 {
+				t.Fatalf("reject: exit %d\nstderr: %s", r.code, r.stderr)
+			}
+			mustHave(t, "runs show", e.run("runs", "show", run.ID).stdout, "rejected, waiting for the model to rewrite the code",
+				"retry  1 of 3 (rejected)")
+			mustHave(t, "review list", e.run("review", "list").stdout, run.ID+"  rejected")
+
+			e.srv.Push(llmtest.RunCode("c2", "python", "print('words:', 42)\n"), llmtest.Reply("It printed 42."))
+			r = e.run("runs", "resume", run.ID)
+			if r.code != 0 || strings.TrimSpace(r.stdout) != "It printed 42." {
+				t.Fatalf("resume: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			st := e.store()
+			if k := stepKinds(t, st, run.ID); k != "start model_call code review approval approval retry resume model_call code review execution classification model_call answer" {
+				t.Fatalf("steps: %s", k)
+			}
+			reqs := e.srv.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("%d model requests", len(reqs))
+			}
+			sent, err := reqs[1].Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := sent.Messages[len(sent.Messages)-1]
+			if last.ToolCallID != "c1" {
+				t.Fatalf("the rejection went to the model as %+v", last)
+			}
+			mustHave(t, "the rejection's tool result", last.Content, "rejected", "no child processes here", "Rewrite")
+			items, err := st.Reviews(context.Background(), run.ID, true)
+			if err != nil || len(items) != 1 || items[0].Kind != store.ReviewApproval || items[0].Resolution != "rejected" {
+				t.Errorf("review items: %+v %v", items, err)
+			}
+		})
+	}
+}

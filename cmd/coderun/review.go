@@ -163,7 +163,7 @@ func newReviewDecideCmd(g *globalFlags, d *dataFlags, approve bool) *cobra.Comma
 	var note, by string
 	var noResume, always bool
 	f := &agentFlags{}
-	use, short := "reject RUN", "Reject the code a run awaits approval for: the run ends with a failure report"
+	use, short := "reject RUN", "Reject the code a run awaits approval for: the model is told (with the note) and may rewrite it"
 	if approve {
 		use, short = "approve RUN", "Approve the code a run awaits approval for, and resume the run"
 	}
@@ -190,15 +190,20 @@ func newReviewDecideCmd(g *globalFlags, d *dataFlags, approve bool) *cobra.Comma
 				return err
 			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			decided := "approved"
 			if !approve {
-				fmt.Fprintf(errw, "run %s: rejected; the run ended (%s)\n", res.RunID, res.Outcome)
-				return nil
+				if res.Status.Final() {
+					// No retries were left: the rejection ended the run.
+					fmt.Fprintf(errw, "run %s: rejected; no retries left, the run ended (%s)\n", res.RunID, res.Outcome)
+					return nil
+				}
+				decided = "rejected; the model is told and may rewrite the code"
 			}
 			if noResume {
-				fmt.Fprintf(errw, "run %s: approved; continue it with coderun runs resume %s\n", res.RunID, res.RunID)
+				fmt.Fprintf(errw, "run %s: %s; continue it with coderun runs resume %s\n", res.RunID, decided, res.RunID)
 				return nil
 			}
-			fmt.Fprintf(errw, "run %s: approved; resuming\n", res.RunID)
+			fmt.Fprintf(errw, "run %s: %s; resuming\n", res.RunID, decided)
 			return resumeRun(ctx, g, d, f, res.RunID, cmd.InOrStdin(), out, errw)
 		},
 	}
@@ -206,9 +211,9 @@ func newReviewDecideCmd(g *globalFlags, d *dataFlags, approve bool) *cobra.Comma
 	cmd.Flags().StringVar(&by, "by", defaultReviewer(), "who decides, as recorded")
 	if approve {
 		cmd.Flags().BoolVar(&always, "always", false, "also approve code flagged by the same rules for the rest of the run")
-		cmd.Flags().BoolVar(&noResume, "no-resume", false, "only record the approval; resume later with coderun runs resume")
-		f.register(cmd, false)
 	}
+	cmd.Flags().BoolVar(&noResume, "no-resume", false, "only record the decision; resume later with coderun runs resume")
+	f.register(cmd, false)
 	return cmd
 }
 
@@ -218,6 +223,7 @@ func newReviewDecideCmd(g *globalFlags, d *dataFlags, approve bool) *cobra.Comma
 const (
 	kindInterrupted store.ReviewKind = "interrupted"
 	kindApproved    store.ReviewKind = "approved"
+	kindRejected    store.ReviewKind = "rejected"
 )
 
 // stoppedRuns are the runs no process drives that wait to be resumed:
@@ -232,8 +238,11 @@ func stoppedRuns(ctx context.Context, st store.Tenant) ([]store.ReviewItem, erro
 	for _, r := range runs {
 		s := shown(r)
 		kind := kindInterrupted
-		if s.Shown == agent.Approved {
+		switch s.Shown {
+		case agent.Approved:
 			kind = kindApproved
+		case agent.Rejected:
+			kind = kindRejected
 		}
 		items = append(items, store.ReviewItem{Tenant: r.Tenant, RunID: r.ID, Kind: kind, Reason: s.Note,
 			CreatedAt: r.CreatedAt, Status: store.ReviewOpen})
