@@ -20,9 +20,8 @@ const (
 	// exception, a non-zero exit status, a malformed tool call, a reply
 	// without code).
 	ClassRetryable Class = "retryable"
-	// Fatal: retrying would reproduce the risk or hit the same limit
-	// (timeout, memory, output limit, policy denial, the same error twice in
-	// a row), so the run stops.
+	// Fatal: the run stops (CPU, memory or output limit, a timeout once
+	// its retries are spent, policy denial, the same error twice in a row).
 	ClassFatal Class = "fatal"
 	// Infrastructure: the sandbox could not be set up, or the model's API
 	// kept failing; nothing the model wrote is at fault.
@@ -98,11 +97,15 @@ func normalizeMessage(s string) string {
 func classify(ex *ExecutionRecord, cancelled bool) verdict {
 	limit := func(kind Kind, what string) verdict {
 		return verdict{Class: ClassFatal, Kind: kind, Message: ex.Error, Detail: tail(ex.Stderr, 20, 2000),
-			Why: what + "; retrying would hit the same limit, so the run stops"}
+			Why: what + "; the run stops at this limit"}
 	}
 	switch ex.Reason {
 	case sandbox.ReasonTimeout:
-		return limit(KindTimeout, "the code ran past its wall-time limit")
+		// The model may write faster code: a timeout is retried (up to
+		// DefaultTimeoutRetries times, retry.go) with the limit stated in
+		// the feedback, then ends the run.
+		return verdict{Class: ClassRetryable, Kind: KindTimeout, Message: ex.Error, Detail: tail(ex.Stderr, 20, 2000),
+			Why: "the code ran past its wall-time limit; faster code may finish within it"}
 	case sandbox.ReasonCPULimit:
 		return limit(KindCPULimit, "the code used up its CPU-time limit")
 	case sandbox.ReasonMemoryLimit:
@@ -322,13 +325,20 @@ type endRule struct {
 	summary func(f endFacts) string
 }
 
-const sameLimit = " Retrying would hit the same limit, so the run stopped."
+const sameLimit = " The run stops at this limit; it is not retried."
 
 // endings is the one table from a way a run ends to its outcome,
 // classification and summary.
 var endings = map[ending]endRule{
 	endTimeout: {OutcomeTimeout, ClassFatal, "", false, func(f endFacts) string {
-		return fmt.Sprintf("The code ran past its wall-time limit of %s and was stopped."+sameLimit, f.limits.WallTime)
+		s := fmt.Sprintf("The code ran past its wall-time limit of %s and was stopped", f.limits.WallTime)
+		switch f.budget {
+		case "", "0":
+			return s + "; timeouts are not retried in this run."
+		case "1":
+			return s + ", again after the model was told the limit and rewrote it once; the run stops here."
+		}
+		return fmt.Sprintf("%s, again after the model was told the limit and rewrote it %s times; the run stops here.", s, f.budget)
 	}},
 	endCPULimit: {OutcomeCPULimit, ClassFatal, "", false, func(f endFacts) string {
 		return fmt.Sprintf("The code used up its CPU-time limit of %s and was stopped."+sameLimit, f.limits.CPUTime)

@@ -27,7 +27,7 @@ func TestClassify(t *testing.T) {
 		{"node", ExecutionRecord{Language: "node", Reason: "exited", ExitCode: 1, Stderr: "/work/main.js:1\nfoo()\n^\n\nReferenceError: foo is not defined\n    at Object.<anonymous>\n"}, ClassRetryable, "ReferenceError"},
 		{"session error", ExecutionRecord{Language: "python", Reason: "exited", ExitCode: 1, Outputs: []Output{{OutputType: "error", Ename: "KeyError", Evalue: "'a'"}}}, ClassRetryable, "KeyError"},
 		{"signal", ExecutionRecord{Language: "python", Reason: "exited", ExitCode: -1, Signal: "SIGSEGV"}, ClassRetryable, "signal"},
-		{"timeout", ExecutionRecord{Reason: sandbox.ReasonTimeout}, ClassFatal, "timeout"},
+		{"timeout", ExecutionRecord{Reason: sandbox.ReasonTimeout}, ClassRetryable, "timeout"},
 		{"cpu", ExecutionRecord{Reason: sandbox.ReasonCPULimit}, ClassFatal, "cpu_limit"},
 		{"memory", ExecutionRecord{Reason: sandbox.ReasonMemoryLimit}, ClassFatal, "memory_limit"},
 		{"output", ExecutionRecord{Reason: sandbox.ReasonOutputLimit}, ClassFatal, "output_limit"},

@@ -15,7 +15,8 @@ import (
 
 // Every way the code's execution ends a run goes through the one table of
 // endings: the outcome, the classification and the summary of the failure
-// report, tested over a scripted executor.
+// report, tested over a scripted executor. (A timeout is retried once
+// first: TestInfiniteLoopTimesOutWithHonestReport.)
 func TestExecutionEndings(t *testing.T) {
 	killed := agenttest.Stopped(sandbox.ReasonKilled, "")
 	killed.Error = "killed by the operator"
@@ -28,8 +29,6 @@ func TestExecutionEndings(t *testing.T) {
 		kind    string
 		summary string
 	}{
-		{"timeout", agenttest.NewBackend(agenttest.On("", agenttest.Stopped(sandbox.ReasonTimeout, "partial\n"))),
-			0, string(agent.OutcomeTimeout), "fatal", "timeout", "wall-time limit of 7s"},
 		{"cpu", agenttest.NewBackend(agenttest.On("", agenttest.Stopped(sandbox.ReasonCPULimit, ""))),
 			0, string(agent.OutcomeCPULimit), "fatal", "cpu_limit", "CPU-time limit of 3s"},
 		{"memory", agenttest.NewBackend(agenttest.On("", agenttest.Stopped(sandbox.ReasonMemoryLimit, ""))),

@@ -29,7 +29,8 @@ var (
 // and of the agent's result is what other programs read: typed outcomes,
 // classes, kinds and languages must write it exactly as the strings did.
 // Two scripted runs cover every one of them: a retried NameError then an
-// answer, and a timeout that ends the run with a failure report.
+// answer, and a timeout, retried once, that ends the run with a failure
+// report.
 func TestExportedRunJSONIsStable(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -39,7 +40,8 @@ func TestExportedRunJSONIsStable(t *testing.T) {
 		{"answered", agenttest.NewBackend(agenttest.On("y", agenttest.Raise("NameError", "name 'y' is not defined")), agenttest.On("", agenttest.Print("42\n"))),
 			[]llmtest.Turn{llmtest.RunCode("c1", "py", "print(y)\n"), llmtest.RunCode("c2", "python", "print(6*7)\n"), llmtest.Reply("The answer is 42.")}},
 		{"timeout", agenttest.NewBackend(agenttest.On("", agenttest.Stopped(sandbox.ReasonTimeout, "partial\n"))),
-			[]llmtest.Turn{llmtest.RunCode("c1", "sh", "# count forever\nwhile :; do :; done\n"), llmtest.Reply("must not be asked")}},
+			[]llmtest.Turn{llmtest.RunCode("c1", "sh", "# count forever\nwhile :; do :; done\n"),
+				llmtest.RunCode("c2", "sh", "# count forever, faster\nwhile true; do :; done\n"), llmtest.Reply("must not be asked")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := fakeHarness(t, llmtest.OpenAI, c.backend, c.turns...)

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/coderun/coderun/store"
 )
@@ -169,4 +170,10 @@ func groundingFeedback(unsupported []string) string {
 func notAnsweredFeedback(reason string) string {
 	return "The output of the code does not answer the task: " + reason +
 		"\nWrite code that computes and prints what the task asks for."
+}
+
+// timeoutInstruction tells the model the wall-time limit its code ran past.
+func timeoutInstruction(limit time.Duration) string {
+	return fmt.Sprintf("The code was stopped when it ran past its wall-time limit of %s. "+
+		"Write code that finishes well within %s: a faster algorithm, less work, no waiting or endless loops.", limit, limit)
 }

@@ -7,10 +7,26 @@ import (
 	"github.com/coderun/coderun/llm"
 )
 
+// DefaultTimeoutRetries is how many times the model may rewrite code that
+// ran past its wall-time limit, told the limit, before a timeout ends the
+// run.
+const DefaultTimeoutRetries = 1
+
 // retryOrFail is where a retryable error leads, after steps: the run is
 // stuck if the error repeats the last one, its retries are exhausted if
 // the budget is spent, else it goes back to the model with feedback.
 func (r *runner) retryOrFail(v verdict, feedback []llm.Message, steps ...pendingStep) transition {
+	if v.Kind == KindTimeout {
+		// A timeout is retried DefaultTimeoutRetries times (whatever the
+		// errors before it; two in a row are not "stuck"), then ends the
+		// run as a timeout.
+		n := r.st.Score.ErrorKinds[string(KindTimeout)]
+		if n >= DefaultTimeoutRetries {
+			v.Class = ClassFatal
+			return r.endBy(endTimeout, endFacts{v: v, used: fmt.Sprint(n + 1), budget: fmt.Sprint(DefaultTimeoutRetries)}, steps...)
+		}
+		r.st.LastSig = ""
+	}
 	r.countError(v)
 	sig := v.signature()
 	if sig == r.st.LastSig {
@@ -30,6 +46,9 @@ func (r *runner) retryOrFail(v verdict, feedback []llm.Message, steps ...pending
 	r.st.Retries++
 	r.st.Score.Retries++
 	instr := retryInstruction(r.rc, r.st.Retries, r.rc.MaxRetries)
+	if v.Kind == KindTimeout {
+		instr = timeoutInstruction(r.rc.Limits.WallTime) + " " + instr
+	}
 	// The instruction goes into the last feedback message.
 	if n := len(feedback); n > 0 {
 		feedback[n-1].Content += "\n\n" + instr

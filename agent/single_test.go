@@ -145,6 +145,7 @@ func TestInfiniteLoopTimesOutWithHonestReport(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
 		h := fakeHarness(t, protocol, agenttest.NewBackend(agenttest.On("while True", agenttest.Stopped(sandbox.ReasonTimeout, "starting\n"))),
 			llmtest.RunCode("c1", "python", "# count the primes below ten million, slowly\nprint('starting', flush=True)\nn = 0\nwhile True:\n    n += 1\n"),
+			llmtest.RunCode("c2", "python", "# count the primes below ten million, faster\nprint('starting', flush=True)\nwhile True:\n    pass\n"),
 			llmtest.Reply("must not be asked"),
 		)
 		h.cfg.Limits.WallTime = time.Second
@@ -155,18 +156,22 @@ func TestInfiniteLoopTimesOutWithHonestReport(t *testing.T) {
 		if res.Answer != nil {
 			t.Fatalf("a timed-out run answered: %+v", res.Answer)
 		}
+		// The first timeout goes back to the model with the limit stated.
+		mustContain(t, "timeout feedback", lastUser(h.sent(1)), "wall-time limit of 1s", "finishes well within 1s")
 		f := res.Failure
-		if f == nil || f.Attempts != 1 || !strings.Contains(f.PartialOutput, "starting") ||
-			!strings.Contains(f.Intent, "count the primes") || !strings.Contains(f.LastCode, "while True") ||
-			!strings.Contains(f.Summary, "wall-time limit of 1s") {
+		if f == nil || f.Attempts != 2 || !strings.Contains(f.PartialOutput, "starting") ||
+			!strings.Contains(f.Intent, "faster") || !strings.Contains(f.LastCode, "pass") ||
+			!strings.Contains(f.Summary, "wall-time limit of 1s") || !strings.Contains(f.Summary, "told the limit and rewrote it once") ||
+			strings.Contains(f.Summary, "same limit") {
 			t.Errorf("failure report: %+v", f)
 		}
 		h.wantKinds(res.RunID, agent.StepStart, agent.StepModelCall, agent.StepCode, agent.StepReview,
+			agent.StepExecution, agent.StepClassification, agent.StepRetry, agent.StepModelCall, agent.StepCode, agent.StepReview,
 			agent.StepExecution, agent.StepClassification, agent.StepFailure)
-		if n := len(h.srv.Requests()); n != 1 {
-			t.Errorf("the model was called %d times; a timeout must not be retried", n)
+		if n := len(h.srv.Requests()); n != 2 {
+			t.Errorf("the model was called %d times; a timeout is retried once", n)
 		}
-		if sc := res.Scorecard; sc.Errors["fatal"] != 1 || sc.ErrorKinds["timeout"] != 1 || sc.Retries != 0 || sc.Outcome != "timeout" {
+		if sc := res.Scorecard; sc.Errors["retryable"] != 1 || sc.Errors["fatal"] != 1 || sc.ErrorKinds["timeout"] != 2 || sc.Retries != 1 || sc.Outcome != "timeout" {
 			t.Errorf("scorecard: %s", fmtScore(sc))
 		}
 		queue, err := h.store.Reviews(context.Background(), res.RunID, false)
