@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,6 +112,7 @@ func newRunsListCmd(d *dataFlags) *cobra.Command {
 
 func newRunsShowCmd(d *dataFlags) *cobra.Command {
 	var asJSON, verbose bool
+	var width int
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a run step by step",
@@ -128,11 +130,15 @@ func newRunsShowCmd(d *dataFlags) *cobra.Command {
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), exp)
 			}
-			return showRun(cmd.OutOrStdout(), exp, verbose)
+			if width < 0 {
+				return usagef("--width %d: want 0 (whole) or more", width)
+			}
+			return showRun(cmd.OutOrStdout(), exp, view{verbose: verbose, width: width})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole record as JSON (as runs export)")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also show the messages sent to the model")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also show the messages sent to the model, and the tool calls whole")
+	cmd.Flags().IntVar(&width, "width", defaultWidth, "with -v, show at most this many characters of each message (0: whole)")
 	return cmd
 }
 
@@ -298,6 +304,9 @@ func shown(r *store.Run) agent.Standing {
 	return s
 }
 
+// ansi matches the terminal escapes (colours) of IPython's tracebacks.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+
 // decidesByFlag says whether an --approve setting decides flagged code
 // without a person.
 func decidesByFlag(approve string) bool {
@@ -331,8 +340,23 @@ func short(s string, n int) string {
 	return s
 }
 
+// view is how much of a run to show.
+type view struct {
+	// verbose shows the messages sent to the model and the tool calls.
+	verbose bool
+	// live is the progress of a run as it happens (the answer and the
+	// failure report are printed at the end).
+	live bool
+	// width is how many characters of each message to show; 0: whole.
+	// Tool calls are shown whole.
+	width int
+}
+
+const defaultWidth = 200
+
 // showRun renders a whole run for a person.
-func showRun(w io.Writer, exp *store.Export, verbose bool) error {
+func showRun(w io.Writer, exp *store.Export, v view) error {
+	verbose := v.verbose
 	r := exp.Run
 	standing := shown(r)
 	fmt.Fprintf(w, "run %s   %s", r.ID, standing.Shown)
@@ -353,7 +377,7 @@ func showRun(w io.Writer, exp *store.Export, verbose bool) error {
 		if err != nil {
 			return err
 		}
-		renderStep(w, s, payload, verbose, false)
+		renderView(w, s, payload, v)
 	}
 	failure, err := agent.RunFailure(r)
 	if err != nil {
@@ -404,6 +428,21 @@ func showRun(w io.Writer, exp *store.Export, verbose bool) error {
 // renderStep writes one step: a header line, and what a person wants to
 // see of it (the code, the output, the answer).
 func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
+	renderView(w, s, payload, view{verbose: verbose, live: live, width: defaultWidth})
+}
+
+// clip shortens text to width characters on one line; width 0 keeps it
+// whole (its lines indented under the first).
+func clip(text string, width int) string {
+	if width == 0 {
+		return strings.ReplaceAll(strings.TrimRight(text, "\n"), "\n", "\n        ")
+	}
+	return short(text, width)
+}
+
+// renderView writes one step as v says.
+func renderView(w io.Writer, s store.Step, payload any, v view) {
+	verbose, live := v.verbose, v.live
 	tag := "    "
 	if s.Attempt > 0 {
 		tag = fmt.Sprintf("[%d] ", s.Attempt)
@@ -432,10 +471,22 @@ func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
 				fmt.Fprintf(w, "      (after the %d messages sent before)\n", p.Prior)
 			}
 			for _, m := range p.Messages {
-				fmt.Fprintf(w, "      %s: %s\n", m.Role, short(m.Content, 200))
+				role := string(m.Role)
+				if m.ToolCallID != "" {
+					role += " (" + m.ToolCallID + ")"
+				}
+				if m.Content != "" || len(m.ToolCalls) == 0 {
+					fmt.Fprintf(w, "      %s: %s\n", role, clip(m.Content, v.width))
+				}
+				for _, c := range m.ToolCalls {
+					fmt.Fprintf(w, "      %s: tool call %s (%s): %s\n", role, c.Name, c.ID, c.Arguments)
+				}
 			}
 			if p.Text != "" {
-				fmt.Fprintf(w, "      → %s\n", short(p.Text, 200))
+				fmt.Fprintf(w, "      → %s\n", clip(p.Text, v.width))
+			}
+			for _, c := range p.ToolCalls {
+				fmt.Fprintf(w, "      → tool call %s (%s): %s\n", c.Name, c.ID, c.Arguments)
 			}
 		}
 	case *agent.CodeRecord:
@@ -459,6 +510,20 @@ func renderStep(w io.Writer, s store.Step, payload any, verbose, live bool) {
 		if p.Stderr != "" {
 			fmt.Fprintln(w, "      stderr:")
 			block(p.Stderr, 16)
+		}
+		// A session's cell also has a result (its last expression) and,
+		// when it raised, the traceback.
+		for _, o := range p.Outputs {
+			switch o.OutputType {
+			case "execute_result":
+				if text, ok := o.Data["text/plain"].(string); ok {
+					fmt.Fprintf(w, "      result [%d]:\n", o.ExecutionCount)
+					block(text, 30)
+				}
+			case "error":
+				fmt.Fprintf(w, "      error: %s: %s\n", o.Ename, o.Evalue)
+				block(ansi.ReplaceAllString(strings.Join(o.Traceback, "\n"), ""), 30)
+			}
 		}
 	case *agent.Classification:
 		if p.Class == agent.ClassSuccess {
