@@ -3,10 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -74,6 +77,9 @@ func OpenFile(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Lease == 0 {
 		opts.Lease = store.DefaultLease
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("store: create %s: %w", path, err)
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -90,6 +96,23 @@ func OpenFile(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// createPrivate creates the database file at path, empty and readable by
+// the user only, unless it exists: it holds the users' inputs and prompts.
+// SQLite creates the journal files beside it with the same permissions.
+func createPrivate(path string) error {
+	if path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // Path is the database file.
