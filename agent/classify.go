@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
@@ -232,7 +233,7 @@ func tail(s string, maxLines, maxBytes int) string {
 	}
 	out := strings.Join(lines, "\n")
 	if len(out) > maxBytes {
-		out, cut = out[len(out)-maxBytes:], true
+		out, cut = out[runeStartAfter(out, len(out)-maxBytes):], true
 		if i := strings.IndexByte(out, '\n'); i >= 0 && i < len(out)-1 {
 			out = out[i+1:]
 		}
@@ -243,14 +244,33 @@ func tail(s string, maxLines, maxBytes int) string {
 	return out
 }
 
-// clip shortens s to at most max bytes, keeping its head and tail.
+// clip shortens s to at most max bytes, keeping its head and tail; it
+// cuts between UTF-8 characters, never inside one.
 func clip(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	head := max * 2 / 3
-	tl := max - head
-	return s[:head] + fmt.Sprintf("\n[… %d bytes cut …]\n", len(s)-max) + s[len(s)-tl:]
+	head := runeStartBefore(s, max*2/3)
+	tl := runeStartAfter(s, len(s)-(max-max*2/3))
+	return s[:head] + fmt.Sprintf("\n[… %d bytes cut …]\n", tl-head) + s[tl:]
+}
+
+// runeStartBefore is the start of the character at byte i of s, or i when
+// a character starts there: s[:i] ends with a whole character.
+func runeStartBefore(s string, i int) int {
+	for j := 0; j < utf8.UTFMax && i > 0 && i < len(s) && !utf8.RuneStart(s[i]); j++ {
+		i--
+	}
+	return i
+}
+
+// runeStartAfter is the start of the first character at or after byte i
+// of s: s[i:] begins with a whole character.
+func runeStartAfter(s string, i int) int {
+	for j := 0; j < utf8.UTFMax && i < len(s) && !utf8.RuneStart(s[i]); j++ {
+		i++
+	}
+	return i
 }
 
 func lastLine(s string) string {
