@@ -83,13 +83,27 @@ func notebook(run *store.Run, steps []store.Step, files []store.File) ([]byte, e
 			if r.Decision.Action != "allow" {
 				md(fmt.Sprintf("> **Policy: %s.** %s", r.Decision.Action, r.Decision.Explanation))
 			}
+			if r.Decision.Action == "deny" && code != nil {
+				md(notRun("denied by the policy", code))
+				code = nil
+			}
 		case StepApproval:
 			var a Approval
 			if err := st.Decode(&a); err != nil {
 				return nil, err
 			}
 			if a.Decision != "pending" {
-				md(fmt.Sprintf("> **Approval: %s** by %s.", a.Decision, a.By))
+				note := ""
+				if a.Note != "" {
+					note = " " + a.Note
+				}
+				md(fmt.Sprintf("> **Approval: %s** by %s.%s", a.Decision, a.By, note))
+			}
+			if a.Decision == "rejected" && code != nil {
+				// Rejected code is shown, marked, as text: a notebook
+				// run from the top must not run it.
+				md(notRun("rejected", code))
+				code = nil
 			}
 		case StepExecution:
 			var ex ExecutionRecord
@@ -160,6 +174,17 @@ func notebook(run *store.Run, steps []store.Step, files []store.File) ([]byte, e
 				"status": run.Shown(), "outcome": run.Outcome},
 		}}
 	return json.MarshalIndent(nb, "", " ")
+}
+
+// notRun shows code that did not run (rejected, denied) as markdown,
+// marked as such.
+func notRun(why string, code *CodeRecord) string {
+	fence := "```"
+	for strings.Contains(code.Code, fence) {
+		fence += "`"
+	}
+	return fmt.Sprintf("**Code %s — it did not run:**\n\n%s%s\n%s\n%s", why, fence, code.Language,
+		strings.TrimRight(code.Code, "\n"), fence)
 }
 
 // cellSource writes code of another language as a cell magic, so the
