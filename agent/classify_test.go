@@ -71,6 +71,7 @@ func TestGround(t *testing.T) {
 		{"The mean of 120, 80, 200 and 150 is 137.5.", "mean: 137.5", "What is the mean of 120, 80, 200, 150?", ""},
 		{"The mean of 120, 80, 200 and 150 is 150.", "mean: 137.5", "What is the mean of 120, 80, 200, 150?", "120,80,200,150"},
 		{"The mean is 137.5. The largest value is 150.", "mean: 137.5", "What is the mean of 120, 80, 200, 150?", "150"},
+		{"The mean of 120, 80, 200 and 150 is 137.5. The largest is 150.", "mean: 137.5", "What is the mean of 120, 80, 200, 150?", "150"},
 		// Ranges and scaled forms.
 		{"Values range over 120-200.", "min 120 max 200", "", ""},
 		{"Values range over 120-250.", "min 120 max 200", "", "250"},

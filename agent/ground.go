@@ -106,8 +106,11 @@ func ground(answer string, output, given []string) grounding {
 	for _, e := range given {
 		giv = append(giv, numbers(e)...)
 	}
-	var g grounding
-	seen := map[string]bool{}
+	// Every occurrence is checked: a number restated beside a result in
+	// one sentence is still unsupported where another sentence states it
+	// alone.
+	var order []string
+	ok := map[string]bool{}
 	for _, sentence := range sentences(answer) {
 		ns := numbers(sentence)
 		result := false // the sentence quotes a number the output shows
@@ -117,15 +120,21 @@ func ground(answer string, output, given []string) grounding {
 			}
 		}
 		for _, n := range ns {
-			if seen[n.text] {
-				continue
-			}
-			seen[n.text] = true
-			if supported(n, out) || result && supported(n, giv) {
-				g.Quoted = append(g.Quoted, n.text)
+			good := supported(n, out) || result && supported(n, giv)
+			if prev, seen := ok[n.text]; !seen {
+				order = append(order, n.text)
+				ok[n.text] = good
 			} else {
-				g.Unsupported = append(g.Unsupported, n.text)
+				ok[n.text] = prev && good
 			}
+		}
+	}
+	var g grounding
+	for _, text := range order {
+		if ok[text] {
+			g.Quoted = append(g.Quoted, text)
+		} else {
+			g.Unsupported = append(g.Unsupported, text)
 		}
 	}
 	return g
