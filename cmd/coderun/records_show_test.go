@@ -51,6 +51,22 @@ func TestRunsShowCellResultsTracebacksAndToolCalls(t *testing.T) {
 			if r := e.run("runs", "show", run.ID, "--width", "-1"); r.code != 2 {
 				t.Errorf("--width -1: exit %d", r.code)
 			}
+			// Every --json uses snake_case keys, and its durations say
+			// their unit.
+			for _, args := range [][]string{{"runs", "stats", "--json"}, {"runs", "show", run.ID, "--json"},
+				{"runs", "list", "--json"}, {"review", "list", "--json"}} {
+				out := e.run(args...)
+				var v any
+				if err := json.Unmarshal([]byte(out.stdout), &v); err != nil {
+					t.Fatalf("%v: %v\n%s", args, err, out.stdout)
+				}
+				checkJSONKeys(t, strings.Join(args[:2], " "), "", v)
+			}
+			var stats map[string]any
+			json.Unmarshal([]byte(e.run("runs", "stats", "--json").stdout), &stats)
+			if ms, ok := stats["exec_ms"].(float64); !ok || ms <= 0 || ms > 60000 {
+				t.Errorf("runs stats --json: exec_ms %v", stats["exec_ms"])
+			}
 			// The notebook is written too (the export is tested in the agent).
 			nb := filepath.Join(t.TempDir(), "run.ipynb")
 			if r := e.run("runs", "export", run.ID, "--format", "ipynb", "-o", nb); r.code != 0 {
@@ -61,5 +77,32 @@ func TestRunsShowCellResultsTracebacksAndToolCalls(t *testing.T) {
 				t.Fatalf("notebook: %v", err)
 			}
 		})
+	}
+}
+
+// checkJSONKeys fails for a key that is not snake_case, and for a number
+// that is a time or a duration whose key does not say its unit (_ms).
+func checkJSONKeys(t *testing.T, what, at string, v any) {
+	t.Helper()
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if k != strings.ToLower(k) || strings.ContainsAny(k, " -") {
+				t.Errorf("%s: key %s%s is not snake_case", what, at, k)
+			}
+			if _, num := val.(float64); num && !strings.HasSuffix(k, "_ms") &&
+				(strings.Contains(k, "time") || strings.Contains(k, "duration") || strings.Contains(k, "latency")) {
+				t.Errorf("%s: %s%s = %v has no unit", what, at, k, val)
+			}
+			switch k {
+			case "data", "args", "error_kinds", "errors", "models", "by_status", "by_outcome", "error_counts":
+				continue // keyed by data: MIME types, kinds, models, statuses
+			}
+			checkJSONKeys(t, what, at+k+".", val)
+		}
+	case []any:
+		for _, e := range x {
+			checkJSONKeys(t, what, at, e)
+		}
 	}
 }

@@ -214,7 +214,7 @@ func newRunsStatsCmd(d *dataFlags) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), s)
+				return writeJSON(cmd.OutOrStdout(), statsJSON(s))
 			}
 			printStats(cmd.OutOrStdout(), s)
 			return nil
@@ -560,6 +560,20 @@ func renderView(w io.Writer, s store.Step, payload any, v view) {
 	default:
 		line("%s %s", s.Kind, s.Summary)
 	}
+}
+
+// statsJSON is the JSON of runs stats: its times in milliseconds, named
+// with _ms as the scorecards' are, not as Go durations (nanoseconds).
+func statsJSON(s store.Stats) any {
+	return struct {
+		store.Stats
+		ModelTime any   `json:"model_time,omitempty"`
+		ExecTime  any   `json:"exec_time,omitempty"`
+		WallTime  any   `json:"wall_time,omitempty"`
+		ModelMS   int64 `json:"model_ms"`
+		ExecMS    int64 `json:"exec_ms"`
+		WallMS    int64 `json:"wall_ms"`
+	}{Stats: s, ModelMS: s.ModelTime.Milliseconds(), ExecMS: s.ExecTime.Milliseconds(), WallMS: s.WallTime.Milliseconds()}
 }
 
 func printStats(w io.Writer, s store.Stats) {
