@@ -62,3 +62,18 @@ func TestExecStdinBounded(t *testing.T) {
 		}
 	}
 }
+
+// A NameError or AttributeError ends with the interpreter's "Did you
+// mean" hint, as a terminal would show it: a model fixing its code needs it.
+func TestExecTracebackHints(t *testing.T) {
+	needSandbox(t)
+	t.Parallel()
+	for code, want := range map[string]string{
+		"import math\nprint(math.sqroot(2))": "AttributeError: module 'math' has no attribute 'sqroot'. Did you mean: 'sqrt'?",
+		"values = [1, 2]\nprint(valeus)":     "NameError: name 'valeus' is not defined. Did you mean: 'values'?",
+	} {
+		if r := coderun(t, "", "exec", "-c", code); r.code != 1 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%q: exit %d, stderr lacks %q:\n%s", code, r.code, want, r.stderr)
+		}
+	}
+}

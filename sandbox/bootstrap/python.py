@@ -108,11 +108,47 @@ def _report(e):
     try:
         if sys.excepthook is sys.__excepthook__:
             import traceback
-            traceback.print_exception(e)
+            lines = traceback.format_exception(e)
+            hint = _suggestion(e)
+            if hint and lines:
+                lines[-1] = lines[-1].rstrip("\n") + ". Did you mean: %r?\n" % hint
+            sys.stderr.write("".join(lines))
+            sys.stderr.flush()
         else:
             sys.excepthook(type(e), e, e.__traceback__)
     except BaseException:
         pass
+
+def _suggestion(e):
+    # The interpreter's printer ends a NameError or AttributeError with
+    # "Did you mean: 'x'?"; the traceback module does so only from Python
+    # 3.12 on. Before that, the hint is made here, from the names the
+    # failing frame (or object) has.
+    if sys.version_info >= (3, 12) or not isinstance(e, (NameError, AttributeError)):
+        return None
+    name = getattr(e, "name", None)
+    if not isinstance(name, str):
+        return None
+    try:
+        if isinstance(e, AttributeError):
+            obj = getattr(e, "obj", None)
+            if obj is None:
+                return None
+            names = dir(obj)
+        else:
+            tb = e.__traceback__
+            if tb is None:
+                return None
+            while tb.tb_next is not None:
+                tb = tb.tb_next
+            f = tb.tb_frame
+            import builtins
+            names = list(f.f_locals) + list(f.f_globals) + dir(builtins)
+        import difflib
+        close = difflib.get_close_matches(name, [n for n in set(names) if n != name and isinstance(n, str)], n=1, cutoff=0.6)
+        return close[0] if close else None
+    except Exception:
+        return None
 
 def _exit_status(e):
     c = e.code
