@@ -147,20 +147,47 @@ func executionSummary(ex *ExecutionRecord) string {
 	return s
 }
 
+// executionStep is the sequence number of the step that recorded the
+// execution of attempt.
+func (r *runner) executionStep(ctx context.Context, attempt int) (int, error) {
+	steps, err := r.store.Steps(ctx, r.run.ID, StepExecution)
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range steps {
+		if s.Attempt == attempt {
+			return s.Seq, nil
+		}
+	}
+	return 0, fmt.Errorf("agent: run %s: no execution recorded for attempt %d", r.run.ID, attempt)
+}
+
 // openExecutor opens the executor with the run's workspace: the inputs
 // and the files earlier executions produced. A persistent executor opened
-// for a resumed run replays the successful cells to rebuild the session;
-// the step that records the replay is returned.
+// for a resumed run starts from the files as they were before its first
+// successful cell and replays the successful cells to rebuild the session
+// (and their files); the step that records the replay is returned.
 func (r *runner) openExecutor(ctx context.Context) (*pendingStep, error) {
 	stored, err := r.store.Files(ctx, r.run.ID, "")
 	if err != nil {
 		return nil, err
 	}
+	// A resumed session is rebuilt by running its successful cells again,
+	// so they must find the files as they were before the first of them
+	// ran, not as the cells left them: a cell that appends to a file would
+	// append twice.
+	before := 0
+	if r.cfg.Backend.Persistent() && len(r.st.Cells) > 0 {
+		if before, err = r.executionStep(ctx, r.st.Cells[0].Attempt); err != nil {
+			return nil, err
+		}
+	}
 	var inputs, outputs []store.File
 	for _, f := range stored {
-		if f.Role == store.RoleInput {
+		switch {
+		case f.Role == store.RoleInput:
 			inputs = append(inputs, f)
-		} else {
+		case before == 0 || f.Step < before:
 			outputs = append(outputs, f)
 		}
 	}

@@ -187,3 +187,59 @@ func TestReviewRejectGoesBackToModel(t *testing.T) {
 		})
 	}
 }
+
+// A steps-mode run killed after a cell appended to a file, and resumed,
+// leaves the file as an uninterrupted run does: the session is rebuilt
+// from the files as they were before the cells that are run again.
+func TestResumedStepsRunAppendsOnce(t *testing.T) {
+	t.Parallel()
+	const appendCell = "with open('log.txt', 'a') as f:\n    f.write('entry\\n')\nprint('appended')\n"
+	const readCell = "print('entries:', open('log.txt').read().count('entry'))\n"
+	for _, protocol := range []string{llmtest.OpenAI, llmtest.Anthropic} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			e := newAskEnv(t, protocol,
+				llmtest.RunCode("c1", "python", appendCell),
+				llmtest.Reply("never delivered").WithDelay(time.Minute))
+			cmd := e.command("ask", "Append an entry to log.txt and count the entries.", "--model", e.model, "--mode", "steps")
+			stderr, _ := cmd.StderrPipe()
+			cmd.Stdin = strings.NewReader("")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, stderr, "[1] ok\n", 30*time.Second)
+			for deadline := time.Now().Add(10 * time.Second); e.srv.Pending() > 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the second model call never started")
+				}
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			run := e.awaitLease(e.onlyRun().ID)
+
+			e.srv.Push(llmtest.RunCode("c2", "python", readCell), llmtest.Reply("Done."), llmtest.Reply("There is 1 entry."))
+			r := e.run("runs", "resume", run.ID)
+			if r.code != 0 || strings.TrimSpace(r.stdout) != "There is 1 entry." {
+				t.Errorf("resume: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			st := e.store()
+			steps, err := st.Steps(context.Background(), run.ID, agent.StepExecution)
+			if err != nil || len(steps) != 2 {
+				t.Fatalf("executions: %d %v", len(steps), err)
+			}
+			var ex agent.ExecutionRecord
+			if err := steps[1].Decode(&ex); err != nil || ex.Stdout != "entries: 1\n" {
+				t.Errorf("the cell after resume printed %q (%v), as an uninterrupted run would print \"entries: 1\\n\"", ex.Stdout, err)
+			}
+			files, err := st.Files(context.Background(), run.ID, store.RoleOutput)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
+				if f.Path == "log.txt" && string(f.Content) != "entry\n" {
+					t.Errorf("log.txt (step %d) holds %q, want %q", f.Step, f.Content, "entry\n")
+				}
+			}
+		})
+	}
+}
