@@ -131,6 +131,8 @@ func (r *runner) modelFailed(ctx context.Context, err error, deadline bool, call
 		return r.cancel(callStep)
 	case deadline:
 		return r.endBy(endModelTimeBudget, endFacts{budget: r.maxWall().String()}, callStep)
+	case r.st.Phase == phaseInterpret:
+		return r.interpretFailed(err, callStep)
 	}
 	return r.endBy(endProviderError, endFacts{v: verdict{Kind: Kind(errorType(err))}, detail: err.Error()}, callStep)
 }
@@ -188,4 +190,22 @@ func proseOf(text string) string {
 		}
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// interpretFailed is where the failure of the call that writes the answer
+// leads: the code worked and its output is recorded, so the run does not
+// end; it is left, owned by no process, at the interpretation step, and
+// [Agent.Resume] writes the answer from the recorded output. The result
+// carries the failure report of this stretch; the run shows as
+// interrupted ([RunStanding]: the interpretation failed).
+func (r *runner) interpretFailed(err error, callStep pendingStep) transition {
+	kind := Kind(errorType(err))
+	r.st.Score.AddError(string(ClassInfrastructure), string(kind))
+	c := Classification{Class: ClassInfrastructure, Kind: kind, Message: oneLine(err.Error(), 300),
+		Why: "the model's API failed while writing the answer; the code's output is kept and the run can be resumed from the interpretation step"}
+	summary := endings[endProviderError].summary(endFacts{detail: err.Error()}) +
+		" The code ran and its output is kept: coderun runs resume " + r.run.ID + " writes the answer from it."
+	r.final.failure = r.report(OutcomeProviderError, summary)
+	return transition{pause: true, steps: []pendingStep{callStep,
+		r.step(StepClassification, r.st.Attempt, "infrastructure: "+string(kind)+" (the run can be resumed)", &c)}}
 }

@@ -240,8 +240,8 @@ type transition struct {
 	update store.Update
 	// next is the phase that follows (ignored when end or pause is set).
 	next phase
-	// pause leaves the run awaiting a person's decision, owned by no
-	// process: the driver returns.
+	// pause leaves the run owned by no process — awaiting a person's
+	// decision, or (interpretFailed) to be resumed: the driver returns.
 	pause bool
 	// end, when set, ends the run (finish.go).
 	end *end
@@ -310,8 +310,12 @@ func (r *runner) drive(ctx context.Context, span trace.Span) (*Result, error) {
 			return nil, err
 		}
 		if t.pause {
-			span.SetAttributes(attribute.String("coderun.status", string(store.StatusAwaitingApproval)))
-			return r.result(), nil
+			// Awaiting approval, or (interpretFailed) left to be resumed:
+			// running and owned by no process, so interrupted.
+			res := r.result()
+			res.Status = r.run.Shown()
+			span.SetAttributes(attribute.String("coderun.status", string(res.Status)))
+			return res, nil
 		}
 	}
 	res := r.result()

@@ -297,6 +297,9 @@ type Resume struct {
 const (
 	Approved = "approved, waiting to run"
 	Rejected = "rejected, waiting for the model to rewrite the code"
+	// InterpretFailed is how a run is shown whose code worked but whose
+	// interpretation call failed: it is resumed from that step.
+	InterpretFailed = "interrupted: the interpretation failed"
 )
 
 // Standing is where a run stands for a person, read from its record and
@@ -342,6 +345,10 @@ func RunStanding(r *store.Run) (Standing, error) {
 		s.Shown = Rejected
 		s.Note = "rejected; the model is told when the run is resumed, and may rewrite the code"
 		return s, nil
+	case InterpretFailed:
+		s.Shown = InterpretFailed
+		s.Note = "the code ran, but the call that writes the answer failed; resume writes the answer from the recorded output"
+		return s, nil
 	}
 	switch st.Phase {
 	case phaseExecute:
@@ -357,9 +364,10 @@ func RunStanding(r *store.Run) (Standing, error) {
 	return s, nil
 }
 
-// decidedWaiting says whether a running run is one a person decided
-// about and no process has taken up since ([Decide] leaves it owned by no
-// one): Approved or Rejected; "" otherwise.
+// decidedWaiting says why a running run is owned by no process, which a
+// killed process never leaves: a person decided about it ([Decide]):
+// Approved or Rejected; or its interpretation call failed
+// (InterpretFailed); "" otherwise.
 func decidedWaiting(r *store.Run, st *state) string {
 	if r.Status != store.StatusRunning || r.Owner != "" {
 		return ""
@@ -369,6 +377,8 @@ func decidedWaiting(r *store.Run, st *state) string {
 		return Approved
 	case st.Phase == phaseGenerate:
 		return Rejected
+	case st.Phase == phaseInterpret:
+		return InterpretFailed
 	}
 	return ""
 }

@@ -243,3 +243,34 @@ func TestResumedStepsRunAppendsOnce(t *testing.T) {
 		})
 	}
 }
+
+// ask whose interpretation call fails exits 1 with the failure report,
+// which says how to go on; runs resume writes the answer from the
+// recorded output.
+func TestInterpretationFailureResumes(t *testing.T) {
+	t.Parallel()
+	for _, protocol := range []string{llmtest.OpenAI, llmtest.Anthropic} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			fail := llmtest.Fail(500, "internal error").WithHeader("Retry-After-Ms", "10")
+			e := newAskEnv(t, protocol, llmtest.RunCode("c1", "python", "print('product', 6 * 7)\n"), fail, fail, fail, fail)
+			r := e.run("ask", "Multiply 6 by 7.", "--model", e.model)
+			run := e.onlyRun()
+			if r.code != exitNoAnswer {
+				t.Fatalf("ask: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			mustHave(t, "ask's report", r.stdout, "server error", "coderun runs resume "+run.ID)
+			mustHave(t, "runs show", e.run("runs", "show", run.ID).stdout, "interrupted: the interpretation failed")
+			mustHave(t, "review list", e.run("review", "list").stdout, run.ID+"  interrupted")
+
+			e.srv.Push(llmtest.Reply("6 times 7 is 42."))
+			r = e.run("runs", "resume", run.ID)
+			if r.code != 0 || strings.TrimSpace(r.stdout) != "6 times 7 is 42." {
+				t.Fatalf("resume: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			if k := stepKinds(t, e.store(), run.ID); k != "start model_call code review execution classification model_call classification resume model_call answer" {
+				t.Errorf("steps: %s", k)
+			}
+		})
+	}
+}
