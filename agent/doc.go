@@ -28,23 +28,29 @@
 //     [ApprovalMode] (approve all, or reject all as non-interactive runs do
 //     by default), or later: the run pauses in awaiting_approval, and
 //     [Decide] plus [Agent.Resume] continue it from any process, after a
-//     restart too.
+//     restart too. A person's rejection, with the note, goes back to the
+//     model as its call's result, and the model may rewrite the code
+//     within the retry budget.
 //  4. execute (execute.go): an [Executor] runs the code with the run's
 //     limits — [RuntimeBackend] (a fresh one-shot sandbox per program,
 //     files carried over) or [SessionBackend] (a persistent IPython
-//     session, what [ModeSteps] needs; a resumed session is rebuilt by
-//     replaying the successful cells). The outcome is classified
+//     session, what [ModeSteps] needs; a resumed session starts from the
+//     files as they were before its first successful cell and replays the
+//     successful cells, so their effects happen once). The outcome is classified
 //     (classify.go): success; a retryable code error (SyntaxError,
 //     NameError, ImportError, KeyError, a non-zero exit status, …), whose
 //     traceback or stderr tail goes back to the model up to MaxRetries
-//     (default 3); fatal (timeout, CPU, memory or output limit, the same
-//     error twice in a row); infrastructure (sandbox setup, the model's API
-//     failing after its retries); cancelled.
+//     (default 3); a timeout, retried once with the limit stated in the
+//     feedback; fatal (CPU, memory or output limit, a second timeout, the
+//     same error twice in a row); infrastructure (sandbox setup, the
+//     model's API failing after its retries); cancelled.
 //  5. interpret (interpret.go): a separate call with the task, the code and
-//     its real output writes the answer. The numbers the answer quotes are
-//     checked against the output (ground.go); an answer quoting values the
-//     output does not show is sent back once, then flagged and queued for
-//     review.
+//     its real output returns a verdict — the answer, or that the output
+//     does not answer the task (retryable, with the reason fed back). The
+//     numbers an answer quotes are grounded only by the output (ground.go);
+//     an answer quoting values the output does not show is sent back once,
+//     then flagged answered_unverified and queued for review. A run whose
+//     interpretation call failed stays at this step and can be resumed.
 //  6. finish (finish.go): a transition that ends the run is completed by
 //     the driver: an answer, or — when a limit, a budget (steps, tokens,
 //     time), the retries, the policy or a person stops the run — an honest
