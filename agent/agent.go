@@ -108,6 +108,10 @@ type Config struct {
 	// MaxRetries bounds how often the model is sent back to fix its code;
 	// 0 means DefaultMaxRetries, a negative value none.
 	MaxRetries int
+	// TimeoutRetries bounds how often code that ran past its wall-time
+	// limit goes back to the model, told the limit; 0 means
+	// DefaultTimeoutRetries, a negative value none.
+	TimeoutRetries int
 	// MaxSteps bounds the cells of steps mode; 0 means DefaultMaxSteps.
 	MaxSteps int
 	// MaxTokens bounds the tokens (input plus output) of all model calls;
@@ -118,6 +122,10 @@ type Config struct {
 	MaxWall time.Duration
 	// Limits bound each execution.
 	Limits sandbox.Limits
+	// Packages are the Python packages the sandbox offers, as detected
+	// there (app.Config.NewAgent probes the runtime): the system prompt
+	// names them. Nil names none.
+	Packages []string
 	// MaxFileBytes bounds the content kept of each file the code produces;
 	// 0 means DefaultMaxFileBytes.
 	MaxFileBytes int64
@@ -259,19 +267,23 @@ func New(cfg Config) (*Agent, error) {
 
 // runConfig is the part of Config stored with a run.
 type runConfig struct {
-	Mode         Mode           `json:"mode"`
-	Format       Format         `json:"format"`
-	MaxRetries   int            `json:"max_retries"`
-	MaxSteps     int            `json:"max_steps"`
-	MaxTokens    int64          `json:"max_tokens,omitempty"`
-	MaxWallMS    int64          `json:"max_wall_ms,omitempty"`
-	Limits       sandbox.Limits `json:"limits"`
-	MaxFileBytes int64          `json:"max_file_bytes"`
+	Mode       Mode   `json:"mode"`
+	Format     Format `json:"format"`
+	MaxRetries int    `json:"max_retries"`
+	// TimeoutRetries is resolved; runs stored before it existed read 0,
+	// which is what they did: a timeout was never retried.
+	TimeoutRetries int            `json:"timeout_retries"`
+	MaxSteps       int            `json:"max_steps"`
+	MaxTokens      int64          `json:"max_tokens,omitempty"`
+	MaxWallMS      int64          `json:"max_wall_ms,omitempty"`
+	Limits         sandbox.Limits `json:"limits"`
+	MaxFileBytes   int64          `json:"max_file_bytes"`
+	Packages       []string       `json:"packages,omitempty"`
 }
 
 func (c Config) settings() (runConfig, error) {
-	rc := runConfig{Mode: c.Mode, Format: c.Format, MaxRetries: c.MaxRetries, MaxSteps: c.MaxSteps,
-		MaxTokens: c.MaxTokens, MaxWallMS: c.MaxWall.Milliseconds(), Limits: c.Limits, MaxFileBytes: c.MaxFileBytes}
+	rc := runConfig{Mode: c.Mode, Format: c.Format, MaxRetries: c.MaxRetries, TimeoutRetries: c.TimeoutRetries, MaxSteps: c.MaxSteps,
+		MaxTokens: c.MaxTokens, MaxWallMS: c.MaxWall.Milliseconds(), Limits: c.Limits, MaxFileBytes: c.MaxFileBytes, Packages: c.Packages}
 	if rc.Mode == "" {
 		rc.Mode = ModeSingle
 	}
@@ -289,6 +301,12 @@ func (c Config) settings() (runConfig, error) {
 		rc.MaxRetries = DefaultMaxRetries
 	case rc.MaxRetries < 0:
 		rc.MaxRetries = 0
+	}
+	switch {
+	case rc.TimeoutRetries == 0:
+		rc.TimeoutRetries = DefaultTimeoutRetries
+	case rc.TimeoutRetries < 0:
+		rc.TimeoutRetries = 0
 	}
 	if rc.MaxSteps <= 0 {
 		rc.MaxSteps = DefaultMaxSteps

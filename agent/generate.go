@@ -22,7 +22,7 @@ func (r *runner) generate(ctx context.Context) (transition, error) {
 	}
 	req := llm.Request{Messages: r.st.Messages}
 	if r.rc.Format == FormatTool {
-		req.Tools = []llm.Tool{llm.RunCodeTool()}
+		req.Tools = []llm.Tool{runCodeTool(r.rc.Mode)}
 	}
 	resp, callErr, mc, deadline := r.chat(ctx, "generate", req, r.st.Sent)
 	r.st.Sent = len(req.Messages)

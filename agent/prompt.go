@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coderun/coderun/llm"
+	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/store"
 )
 
@@ -13,10 +15,29 @@ import (
 // maxObservation bounds the output shown to the model per execution.
 const maxObservation = 8000
 
+// environment tells the model what the sandbox offers and allows: the
+// interpreters, the Python packages detected there, no network, and each
+// execution's limits.
+func environment(cfg runConfig) string {
+	var b strings.Builder
+	b.WriteString("The sandbox has Python 3")
+	if len(cfg.Packages) > 0 {
+		b.WriteString(" (with " + strings.Join(cfg.Packages, ", ") + ")")
+	}
+	b.WriteString(", bash and node, no network access, and the working directory /work, which holds the user's files. ")
+	l := cfg.Limits.WithDefaults(sandbox.DefaultLimits)
+	fmt.Fprintf(&b, "Each execution may take at most %s of wall time", l.WallTime)
+	if l.CPUTime > 0 {
+		fmt.Fprintf(&b, " and %s of CPU time", l.CPUTime)
+	}
+	fmt.Fprintf(&b, ", and use at most %s of memory; past a limit it is stopped. ", sandbox.FormatBytes(l.Memory))
+	return b.String()
+}
+
 func systemPrompt(cfg runConfig) string {
 	var b strings.Builder
 	b.WriteString("You answer tasks by writing code that computes the answer; the code runs in an isolated sandbox and you see its real output. ")
-	b.WriteString("The sandbox has Python 3 (with numpy, pandas and matplotlib), bash and node, no network access, and the working directory /work, which holds the user's files. ")
+	b.WriteString(environment(cfg))
 	b.WriteString("Never guess or invent a value: compute it, and print every result the task needs, clearly labelled. ")
 	b.WriteString("To make a plot, use matplotlib with the Agg backend, save it as a PNG file in the working directory, and print the file's name.\n\n")
 	switch cfg.Mode {
@@ -176,4 +197,16 @@ func notAnsweredFeedback(reason string) string {
 func timeoutInstruction(limit time.Duration) string {
 	return fmt.Sprintf("The code was stopped when it ran past its wall-time limit of %s. "+
 		"Write code that finishes well within %s: a faster algorithm, less work, no waiting or endless loops.", limit, limit)
+}
+
+// runCodeTool is the run_code tool as the mode runs it: in steps mode each
+// call is a cell of one persistent session, not a fresh sandbox.
+func runCodeTool(mode Mode) llm.Tool {
+	t := llm.RunCodeTool()
+	if mode == ModeSteps {
+		t.Description = "Run one cell of Python in the persistent session and return its output, " +
+			"results and errors: variables, imports and files carry over from earlier cells. " +
+			"Use it to compute, check or inspect anything rather than guessing. Print whatever you need to see."
+	}
+	return t
 }

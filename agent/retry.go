@@ -17,13 +17,13 @@ const DefaultTimeoutRetries = 1
 // the budget is spent, else it goes back to the model with feedback.
 func (r *runner) retryOrFail(v verdict, feedback []llm.Message, steps ...pendingStep) transition {
 	if v.Kind == KindTimeout {
-		// A timeout is retried DefaultTimeoutRetries times (whatever the
+		// A timeout is retried TimeoutRetries times (whatever the
 		// errors before it; two in a row are not "stuck"), then ends the
 		// run as a timeout.
 		n := r.st.Score.ErrorKinds[string(KindTimeout)]
-		if n >= DefaultTimeoutRetries {
+		if n >= r.rc.TimeoutRetries {
 			v.Class = ClassFatal
-			return r.endBy(endTimeout, endFacts{v: v, used: fmt.Sprint(n + 1), budget: fmt.Sprint(DefaultTimeoutRetries)}, steps...)
+			return r.endBy(endTimeout, endFacts{v: v, used: fmt.Sprint(n + 1), budget: fmt.Sprint(r.rc.TimeoutRetries)}, steps...)
 		}
 		r.st.LastSig = ""
 	}

@@ -38,3 +38,19 @@ func TestTimeoutRetriedWithTheLimitThenAnswered(t *testing.T) {
 		}
 	})
 }
+
+// How often a timeout goes back to the model is the run's setting: none
+// ends the run at the first timeout, two let the model try twice more.
+func TestTimeoutRetriesSetting(t *testing.T) {
+	for _, c := range []struct {
+		retries, attempts int
+	}{{-1, 1}, {2, 3}} {
+		h := fakeHarness(t, llmtest.OpenAI, agenttest.NewBackend(agenttest.On("slow", agenttest.Stopped(sandbox.ReasonTimeout, ""))),
+			llmtest.RunCode("c1", "python", "# slow 1\n"), llmtest.RunCode("c2", "python", "# slow 2\n"), llmtest.RunCode("c3", "python", "# slow 3\n"))
+		h.cfg.TimeoutRetries = c.retries
+		res := h.run("Count the primes below ten billion.")
+		if res.Outcome != agent.OutcomeTimeout || res.Scorecard.Attempts != c.attempts {
+			t.Errorf("TimeoutRetries %d: outcome %s after %d attempts, want timeout after %d", c.retries, res.Outcome, res.Scorecard.Attempts, c.attempts)
+		}
+	}
+}

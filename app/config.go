@@ -93,7 +93,10 @@ type AgentConfig struct {
 	Policy string
 	// MaxRetries bounds the fixes of failing code; 0 means none.
 	MaxRetries int
-	MaxSteps   int
+	// TimeoutRetries bounds the rewrites of code that ran past its time
+	// limit; 0 means none.
+	TimeoutRetries int
+	MaxSteps       int
 	// MaxTokens and MaxTime bound a run; 0 means no bound.
 	MaxTokens int64
 	MaxTime   time.Duration
@@ -204,7 +207,7 @@ func Defaults(getenv func(string) string) *Config {
 		Store:   StoreConfig{DataDir: defaultDataDir(getenv), Lease: store.DefaultLease},
 		Session: SessionConfig{Limits: session.DefaultLimits, Grace: session.DefaultGrace, MaxSessions: 100, IdleTimeout: 30 * time.Minute},
 		Agent: AgentConfig{Mode: agent.ModeSingle, Format: agent.FormatTool, Approve: ApproveAsk,
-			MaxRetries: agent.DefaultMaxRetries, MaxSteps: agent.DefaultMaxSteps},
+			MaxRetries: agent.DefaultMaxRetries, TimeoutRetries: agent.DefaultTimeoutRetries, MaxSteps: agent.DefaultMaxSteps},
 		sources: map[string]Source{},
 	}
 	c.bind()
@@ -268,6 +271,7 @@ func (c *Config) bind() {
 	add("agent.approve", "", &a.Approve, oneOf(ApproveAsk, ApproveAll, ApproveNone, ApproveDefer))
 	add("agent.policy", "", &a.Policy, nil)
 	add("agent.max_retries", "", &a.MaxRetries, notNegative)
+	add("agent.timeout_retries", "", &a.TimeoutRetries, notNegative)
 	add("agent.max_steps", "", &a.MaxSteps, notNegative)
 	add("agent.max_tokens", "", &a.MaxTokens, notNegative)
 	add("agent.max_time", "", &a.MaxTime, notNegative)

@@ -227,6 +227,9 @@ func (c *Config) NewAgent(p AgentParts) (*agent.Agent, error) {
 	if a.MaxRetries == 0 {
 		cfg.MaxRetries = -1 // the setting's 0 means no retries
 	}
+	if cfg.TimeoutRetries = a.TimeoutRetries; a.TimeoutRetries == 0 {
+		cfg.TimeoutRetries = -1
+	}
 	switch a.Approve {
 	case ApproveAsk:
 		cfg.Approval, cfg.Approver = agent.ApproveAsk, p.Approver
@@ -255,6 +258,10 @@ func (c *Config) NewAgent(p AgentParts) (*agent.Agent, error) {
 			return nil, configError{fmt.Errorf("steps mode: %w", err)}
 		}
 		cfg.Backend = agent.SessionBackend{Runtime: irt}
+	}
+	if p.Runtime != nil {
+		// The model is told what the sandbox really has.
+		cfg.Packages = PythonPackages(context.Background(), p.Runtime)
 	}
 	ag, err := agent.New(cfg)
 	if err != nil {

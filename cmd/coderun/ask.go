@@ -35,20 +35,21 @@ const (
 // agentFlags configure how an agent runs: the model, the approvals, the
 // budgets and the limits.
 type agentFlags struct {
-	model      string
-	format     string
-	approve    string
-	policyFile string
-	maxRetries int
-	maxSteps   int
-	maxTokens  int64
-	maxTime    time.Duration
-	wall       time.Duration
-	cpu        time.Duration
-	memory     string
-	out        string
-	json       bool
-	quiet      bool
+	model          string
+	format         string
+	approve        string
+	policyFile     string
+	maxRetries     int
+	timeoutRetries int
+	maxSteps       int
+	maxTokens      int64
+	maxTime        time.Duration
+	wall           time.Duration
+	cpu            time.Duration
+	memory         string
+	out            string
+	json           bool
+	quiet          bool
 }
 
 func (f *agentFlags) register(cmd *cobra.Command, withSettings bool) {
@@ -64,6 +65,7 @@ func (f *agentFlags) register(cmd *cobra.Command, withSettings bool) {
 	}
 	fl.StringVar(&f.format, "format", "tool", "how the model hands over code: tool (native run_code tool) or fenced (code blocks, for models without tool calling)")
 	fl.IntVar(&f.maxRetries, "max-retries", agent.DefaultMaxRetries, "how often the model may fix failing code")
+	fl.IntVar(&f.timeoutRetries, "timeout-retries", agent.DefaultTimeoutRetries, "how often the model may rewrite code that ran past its time limit, told the limit")
 	fl.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "cells at most in steps mode")
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "token budget of the run (input plus output, 0: none)")
 	fl.DurationVar(&f.maxTime, "max-time", 0, "time budget of the run (0: none)")
@@ -85,6 +87,7 @@ func (f *agentFlags) flags(withSettings bool) []binding {
 		bs = append(bs, []binding{
 			{"format", "agent.format", &f.format},
 			{"max-retries", "agent.max_retries", &f.maxRetries},
+			{"timeout-retries", "agent.timeout_retries", &f.timeoutRetries},
 			{"max-steps", "agent.max_steps", &f.maxSteps},
 			{"max-tokens", "agent.max_tokens", &f.maxTokens},
 			{"max-time", "agent.max_time", &f.maxTime},
