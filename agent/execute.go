@@ -118,7 +118,8 @@ func observationOf(v verdict) string {
 
 // feedback is the message(s) that tell the model what its code did: the
 // tool result for a tool call (and "not run" for the other calls of the
-// turn), or a user message quoting the code for a fenced block.
+// turn), or a user message for a fenced block (the code is in the model's
+// own message just before: it is not echoed back).
 func (r *runner) feedback(p *pendingCode, obs string) []llm.Message {
 	if p.Source == "tool_call" {
 		failed := !strings.HasPrefix(obs, "The code ran successfully")
@@ -129,7 +130,7 @@ func (r *runner) feedback(p *pendingCode, obs string) []llm.Message {
 		r.st.Skipped = nil
 		return msgs
 	}
-	return []llm.Message{llm.User(fmt.Sprintf("You wrote:\n```%s\n%s\n```\n%s", p.Language, strings.TrimRight(p.Code, "\n"), obs))}
+	return []llm.Message{llm.User(obs)}
 }
 
 func executionSummary(ex *ExecutionRecord) string {

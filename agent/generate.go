@@ -63,12 +63,8 @@ func (r *runner) generate(ctx context.Context) (transition, error) {
 	if resp.StopReason == llm.StopMaxTokens {
 		v.Kind, v.Message, v.Why = KindTruncatedReply, "the reply was cut at the token limit", "the reply was cut before any complete code"
 	}
-	instr := "Call run_code with a complete program."
-	if r.rc.Format == FormatFenced {
-		instr = "Reply with the program in one fenced code block."
-	}
-	feedback := llm.User(noCodeFeedback + ". " + instr)
-	return r.retryOrFail(v, []llm.Message{feedback}, callStep), nil
+	// retryOrFail adds the one instruction: what to send.
+	return r.retryOrFail(v, []llm.Message{llm.User(noCodeFeedback + ".")}, callStep), nil
 }
 
 // chat calls the model with the run's budgets, and builds the record of the

@@ -123,9 +123,12 @@ func observation(ex *ExecutionRecord, v verdict, files []FileMeta) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func retryInstruction(cfg runConfig, retry, max int) string {
+func retryInstruction(cfg runConfig, kind Kind, retry, max int) string {
 	left := max - retry + 1
 	s := fmt.Sprintf("Fix the error (retry %d of %d, %d left). ", retry, max, left-1)
+	if kind == KindNoCode || kind == KindTruncatedReply {
+		s = fmt.Sprintf("Write the code (retry %d of %d, %d left). ", retry, max, left-1)
+	}
 	if cfg.Mode == ModeSteps {
 		if cfg.Format == FormatFenced {
 			return s + "Reply with the corrected cell in one fenced code block."

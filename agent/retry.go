@@ -45,7 +45,7 @@ func (r *runner) retryOrFail(v verdict, feedback []llm.Message, steps ...pending
 	}
 	r.st.Retries++
 	r.st.Score.Retries++
-	instr := retryInstruction(r.rc, r.st.Retries, r.rc.MaxRetries)
+	instr := retryInstruction(r.rc, v.Kind, r.st.Retries, r.rc.MaxRetries)
 	if v.Kind == KindTimeout {
 		instr = timeoutInstruction(r.rc.Limits.WallTime) + " " + instr
 	}

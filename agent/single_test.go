@@ -274,7 +274,9 @@ func TestFencedCodeBlocks(t *testing.T) {
 	})
 }
 
-func TestFencedRetryQuotesTheCode(t *testing.T) {
+// In fenced mode the feedback gives the error and one instruction; it does
+// not echo back the code, which is in the model's own message before it.
+func TestFencedRetryDoesNotEchoTheCode(t *testing.T) {
 	protocols(t, func(t *testing.T, protocol string) {
 		h := fakeHarness(t, protocol, agenttest.NewBackend(
 			agenttest.On("10 / 0", agenttest.Raise("ZeroDivisionError", "division by zero")),
@@ -289,9 +291,31 @@ func TestFencedRetryQuotesTheCode(t *testing.T) {
 			t.Fatalf("outcome %s", res.Outcome)
 		}
 		fb := lastUser(h.sent(1))
-		mustContain(t, "feedback", fb, "print(10 / 0)", "ZeroDivisionError", "fenced code block")
+		mustContain(t, "feedback", fb, "ZeroDivisionError", "fenced code block")
+		if strings.Contains(fb, "```") || strings.Contains(fb, "You wrote") {
+			t.Errorf("the feedback echoes the code:\n%s", fb)
+		}
 		if sc := res.Scorecard; sc.ErrorKinds["ZeroDivisionError"] != 1 || sc.Retries != 1 {
 			t.Errorf("scorecard: %s", fmtScore(sc))
+		}
+	})
+}
+
+// A reply without code gets one instruction: write the code, and how.
+func TestNoCodeFeedbackGivesOneInstruction(t *testing.T) {
+	protocols(t, func(t *testing.T, protocol string) {
+		h := fakeHarness(t, protocol, agenttest.NewBackend(agenttest.On("10 / 4", agenttest.Print("ratio 2.5\n"))),
+			llmtest.Reply("The ratio is 2.5."),
+			llmtest.RunCode("c1", "python", "print('ratio', 10 / 4)\n"),
+			llmtest.Reply(`{"answers": true, "answer": "The ratio is 2.5."}`),
+		)
+		res := h.run("Divide 10 by 4.")
+		if res.Outcome != agent.OutcomeAnswered {
+			t.Fatalf("outcome %s, failure %+v", res.Outcome, res.Failure)
+		}
+		fb := lastUser(h.sent(1))
+		if n := strings.Count(fb, "Call run_code"); n != 1 || strings.Contains(fb, "Fix the error") {
+			t.Errorf("feedback for a reply without code (%d instructions):\n%s", n, fb)
 		}
 	})
 }
