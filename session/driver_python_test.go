@@ -404,3 +404,29 @@ func TestPythonDriverInitError(t *testing.T) {
 		t.Error("the driver did not end after a failed start")
 	}
 }
+
+// A NameError or AttributeError ends with the interpreter's "Did you mean"
+// hint, in the error's value and its traceback's last line, as a model
+// fixing its code needs it.
+func TestPythonDriverDidYouMean(t *testing.T) {
+	p := startPythonDriver(t)
+	p.init(1 << 20)
+	for i, c := range []struct{ code, want string }{
+		{"values = [1]\nvaleus", "name 'valeus' is not defined. Did you mean: 'values'?"},
+		{"import math\nmath.sqroot(2)", "module 'math' has no attribute 'sqroot'. Did you mean: 'sqrt'?"},
+	} {
+		run := p.execute(i+1, c.code)
+		if got := run.types(); !reflect.DeepEqual(got, []string{"error"}) {
+			t.Fatalf("outputs %v", run.outputs)
+		}
+		e := run.outputs[0]
+		tb, _ := e["traceback"].([]any)
+		last := ""
+		if len(tb) > 0 {
+			last, _ = tb[len(tb)-1].(string)
+		}
+		if e["evalue"] != c.want || !strings.Contains(last, "Did you mean") {
+			t.Errorf("%q: evalue %q, last traceback line %q", c.code, e["evalue"], last)
+		}
+	}
+}

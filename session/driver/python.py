@@ -369,6 +369,37 @@ class Driver:
             self.send(self.last_done)
 
 
+def _suggestion(e):
+    # The "Did you mean" of a NameError or AttributeError, from the names the
+    # failing frame (or object) has; Python 3.12's traceback module and
+    # IPython on it make their own.
+    if sys.version_info >= (3, 12) or not isinstance(e, (NameError, AttributeError)):
+        return None
+    name = getattr(e, "name", None)
+    if not isinstance(name, str):
+        return None
+    try:
+        if isinstance(e, AttributeError):
+            obj = getattr(e, "obj", None)
+            if obj is None:
+                return None
+            names = dir(obj)
+        else:
+            tb = e.__traceback__
+            if tb is None:
+                return None
+            while tb.tb_next is not None:
+                tb = tb.tb_next
+            f = tb.tb_frame
+            import builtins
+            names = list(f.f_locals) + list(f.f_globals) + dir(builtins)
+        import difflib
+        close = difflib.get_close_matches(name, [n for n in set(names) if n != name and isinstance(n, str)], n=1, cutoff=0.6)
+        return close[0] if close else None
+    except Exception:
+        return None
+
+
 def _jsonable(obj):
     if isinstance(obj, (bytes, bytearray, memoryview)):
         import base64
@@ -453,6 +484,14 @@ def make_shell(driver):
                 text = "<unprintable %s object>" % etype.__name__
             if isinstance(stb, str):
                 stb = [stb]
+            hint = _suggestion(evalue)
+            if hint:
+                # As the interpreter's own printer says it (IPython before
+                # Python 3.12 does not).
+                text += ". Did you mean: %r?" % hint
+                stb = list(stb)
+                if stb:
+                    stb[-1] = stb[-1].rstrip("\n") + ". Did you mean: %r?" % hint
             with driver:
                 driver.sync()
                 driver.send({"type": "error", "id": driver.id, "ename": etype.__name__,
