@@ -257,8 +257,8 @@ func failureMarkdown(f FailureReport) string {
 	if f.Intent != "" {
 		fmt.Fprintf(&b, "\n**What the code was trying to do:** %s\n", f.Intent)
 	}
-	if f.Error != "" {
-		fmt.Fprintf(&b, "\n**The error that kept occurring** (%d×):\n\n```\n%s\n```\n", f.Occurrences, f.Error)
+	if h := f.ErrorHeading(); h != "" {
+		fmt.Fprintf(&b, "\n**%s:**\n\n```\n%s\n```\n", h, f.Error)
 	}
 	if f.PartialOutput != "" {
 		fmt.Fprintf(&b, "\n**Partial output of the last attempt:**\n\n```\n%s\n```\n", strings.TrimRight(f.PartialOutput, "\n"))

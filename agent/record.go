@@ -382,3 +382,19 @@ func decidedWaiting(r *store.Run, st *state) string {
 	}
 	return ""
 }
+
+// ErrorHeading is how a report introduces its Error: the error that kept
+// occurring (with how often), the last error when none occurred twice, or
+// what ended the run (a budget, a limit) when no error of the code did;
+// empty without an Error.
+func (f FailureReport) ErrorHeading() string {
+	switch {
+	case f.Error == "":
+		return ""
+	case f.Occurrences > 1:
+		return fmt.Sprintf("The error that kept occurring (%d×)", f.Occurrences)
+	case f.Occurrences == 1:
+		return "The last error (none occurred twice)"
+	}
+	return "What ended the run"
+}

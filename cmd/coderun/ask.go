@@ -306,14 +306,8 @@ func failureText(f agent.FailureReport) string {
 	if f.Intent != "" {
 		fmt.Fprintf(&b, "What the code was trying to do: %s\n", f.Intent)
 	}
-	switch {
-	case f.Error == "":
-	case f.Occurrences > 1:
-		fmt.Fprintf(&b, "The error that kept occurring (%d×): %s\n", f.Occurrences, f.Error)
-	case f.Occurrences == 1:
-		fmt.Fprintf(&b, "The last error (none occurred twice): %s\n", f.Error)
-	default:
-		fmt.Fprintf(&b, "What ended the run: %s\n", f.Error)
+	if h := f.ErrorHeading(); h != "" {
+		fmt.Fprintf(&b, "%s: %s\n", h, f.Error)
 	}
 	if f.PartialOutput != "" {
 		fmt.Fprintf(&b, "Partial output of the last attempt:\n%s\n", indent(f.PartialOutput, "  "))
