@@ -90,7 +90,8 @@ func checkJSONKeys(t *testing.T, what, at string, v any) {
 			if k != strings.ToLower(k) || strings.ContainsAny(k, " -") {
 				t.Errorf("%s: key %s%s is not snake_case", what, at, k)
 			}
-			if _, num := val.(float64); num && !strings.HasSuffix(k, "_ms") &&
+			// A count of something timed ("timeout_retries") is no duration.
+			if _, num := val.(float64); num && !strings.HasSuffix(k, "_ms") && !strings.HasSuffix(k, "_retries") &&
 				(strings.Contains(k, "time") || strings.Contains(k, "duration") || strings.Contains(k, "latency")) {
 				t.Errorf("%s: %s%s = %v has no unit", what, at, k, val)
 			}
