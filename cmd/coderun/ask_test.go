@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -65,16 +64,7 @@ func (e *askEnv) run(args ...string) cliResult {
 	e.t.Helper()
 	cmd := e.command(args...)
 	cmd.Stdin = strings.NewReader("")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatal(err)
-	}
-	return cliResult{out.String(), errb.String(), code}
+	return runCLI(e.t, cmd)
 }
 
 func (e *askEnv) store() store.Tenant {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,13 +12,7 @@ func TestExecNamesTheUsersFile(t *testing.T) {
 	needSandbox(t)
 	t.Parallel()
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	for _, c := range []struct {
 		name, file, code string
 		exit             int

@@ -40,6 +40,12 @@ func coderun(t *testing.T, stdin string, args ...string) cliResult {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runCLI(t, cmd)
+}
+
+// runCLI runs cmd and returns its output and exit status.
+func runCLI(t *testing.T, cmd *exec.Cmd) cliResult {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
