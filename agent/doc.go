@@ -43,7 +43,9 @@
 //     (default 3); a timeout, retried once with the limit stated in the
 //     feedback; fatal (CPU, memory or output limit, a second timeout, the
 //     same error twice in a row); infrastructure (sandbox setup, the
-//     model's API failing after its retries); cancelled.
+//     model's API failing after its retries); cancelled. A run whose
+//     context is cancelled with [ErrSuspended] (a server shutting down)
+//     is not ended but left at its checkpoint, to be resumed.
 //  5. interpret (interpret.go): a separate call with the task, the code and
 //     its real output returns a verdict — the answer, or that the output
 //     does not answer the task (retryable, with the reason fed back). The

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -290,6 +291,9 @@ func (r *runner) drive(ctx context.Context, span trace.Span) (*Result, error) {
 	}()
 	for r.st.Phase != phaseDone {
 		var t transition
+		if suspended(ctx) {
+			return r.suspend(ctx, span)
+		}
 		if ctx.Err() != nil {
 			t = r.cancel()
 		} else {
@@ -303,6 +307,11 @@ func (r *runner) drive(ctx context.Context, span trace.Span) (*Result, error) {
 			if t, err = f(ctx); err != nil {
 				span.SetStatus(codes.Error, err.Error())
 				return nil, err
+			}
+			if t.end != nil && t.end.how == endCancelled && suspended(ctx) {
+				// Stopped by the suspension, not by what the phase
+				// found: the run is left at its checkpoint.
+				return r.suspend(ctx, span)
 			}
 		}
 		if err := r.apply(ctx, t); err != nil {
@@ -327,6 +336,34 @@ func (r *runner) drive(ctx context.Context, span trace.Span) (*Result, error) {
 		span.SetAttributes(attribute.String("error.type", string(res.Outcome)))
 		span.SetStatus(codes.Error, string(res.Outcome))
 	}
+	return res, nil
+}
+
+// ErrSuspended is the cause to cancel a run's context with
+// (context.WithCancelCause) to stop driving the run without ending it, as
+// a server shutting down does. The run is left at its last checkpoint,
+// owned by no process (shown interrupted), and [Agent.Resume] takes it up
+// from there; what was in progress when it stopped (a model call, code
+// running) is done again, as after a crash. Run and Resume then return
+// a Result with status interrupted and a nil error.
+var ErrSuspended = errors.New("agent: the run was suspended to be resumed later")
+
+// suspended reports whether ctx was cancelled with ErrSuspended.
+func suspended(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrSuspended)
+}
+
+// suspend gives up the run without recording anything of the phase in
+// progress: the stored checkpoint is where a resumed run starts.
+func (r *runner) suspend(ctx context.Context, span trace.Span) (*Result, error) {
+	if _, err := r.store.Record(context.WithoutCancel(ctx), r.run.ID, r.owner, store.Update{Release: true}); err != nil {
+		span.SetStatus(codes.Error, err.Error())
+		return nil, fmt.Errorf("agent: suspend: %w", err)
+	}
+	r.run.Owner = ""
+	res := r.result()
+	res.Status = r.run.Shown()
+	span.SetAttributes(attribute.String("coderun.status", string(res.Status)))
 	return res, nil
 }
 
