@@ -1,7 +1,7 @@
 // Package linux is coderun's embedded sandbox runtime: it needs no daemon,
 // only a Linux kernel, root, and the binary that imports it.
 //
-// Each run gets fresh user, PID, network, mount, IPC, UTS and cgroup
+// Each run gets fresh user, PID, network, mount, IPC, UTS, cgroup and time
 // namespaces; a minimal root with the system read-only; an unprivileged uid
 // with every capability gone, no_new_privs and a seccomp filter; a cgroup
 // that caps memory and processes and measures CPU; and a size-capped
@@ -12,6 +12,7 @@
 //	user.go      the id mapping, the generated /etc/passwd, the clean environment
 //	mount.go     the root file system and what of the host is (not) visible
 //	net.go       the empty network namespace (loopback only)
+//	timens.go    the sandbox's own uptime and boot time (time namespace)
 //	caps.go      the capability bounding set
 //	seccomp.go   the system-call filter
 //	landlock.go  write access by path: only the workspace and /dev's devices

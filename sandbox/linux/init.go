@@ -194,12 +194,15 @@ func setup(cfg *setupConfig) error {
 	return loopbackUp()
 }
 
-// restrict makes the cgroup namespace, then takes from this thread (and
+// restrict makes the cgroup and time namespaces, then takes from this thread (and
 // so from what it forks) every capability the program could gain, and
 // loads the system-call filter.
 func restrict(cfg *setupConfig) error {
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
 		return fmt.Errorf("cgroup namespace: %w", err)
+	}
+	if err := newTimeNamespace(); err != nil { // timens.go
+		return err
 	}
 	if err := dropBoundingSet(); err != nil {
 		return err

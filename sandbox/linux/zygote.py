@@ -26,7 +26,8 @@
 #   namespace and new network, IPC and UTS namespaces; mounts the workspace
 #   on /work, /tmp and /dev/shm and a fresh /proc (host entries masked);
 #   names the host; brings up loopback. It waits for the host to say it is
-#   in the sandbox's cgroups, then makes the cgroup namespace and forks P.
+#   in the sandbox's cgroups, then makes the cgroup and time namespaces and
+#   forks P.
 #
 #   P makes a user namespace of its own, in which S maps uid 0 to the host
 #   id I and the program's uid to the host id P (as for a sandbox whose init
@@ -63,6 +64,7 @@ def close_inherited(keep):
 close_inherited({0, 1, 2, 3, 4})
 
 import ctypes
+import errno
 import fcntl
 import gc
 import json
@@ -71,9 +73,11 @@ import signal
 import socket
 import struct
 import sys
+import time
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWTIME = 0x80
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_BIND = 0x2, 0x4, 0x8, 0x4000, 0x1000
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC = 0x1, 0x2, 0x4, 0x8
 AT_FDCWD, AT_RECURSIVE, MOVE_MOUNT_F_EMPTY_PATH = -100, 0x8000, 0x4
@@ -248,6 +252,28 @@ def restrict_writes():
         os.close(ruleset)
 
 
+def new_time_namespace():
+    # As timens.go's newTimeNamespace: P is born in a time namespace whose
+    # boot-time and monotonic clocks read zero when S started, so the
+    # sandbox sees its own uptime and boot time (/proc/uptime, /proc/stat's
+    # btime), not the host's. Nothing to do on a kernel without them.
+    with open("/proc/self/stat", "rb") as f:
+        stat = f.read()
+    start = int(stat[stat.rindex(b")") + 1:].split()[22 - 3]) * (10**9 // os.sysconf("SC_CLK_TCK"))
+    if libc.unshare(CLONE_NEWTIME) != 0:
+        if ctypes.get_errno() == errno.EINVAL:
+            return
+        check(-1, "time namespace")
+    boot, mono = time.clock_gettime_ns(time.CLOCK_BOOTTIME), time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    off_boot = -start
+    off_mono = off_boot + boot - mono
+    fd = os.open("/proc/self/timens_offsets", os.O_WRONLY)
+    try:
+        os.write(fd, b"monotonic %d %d\nboottime %d %d\n" % (divmod(off_mono, 10**9) + divmod(off_boot, 10**9)))
+    finally:
+        os.close(fd)
+
+
 def program(fds, status):
     # P, in a user namespace of its own whose ids S has mapped. Descriptors
     # first: park the four high, put them at 0-3 and close everything else
@@ -374,6 +400,7 @@ def sandbox_init(req, fds, inherited):
         if not os.read(control, 64):
             os._exit(0)
         check(libc.unshare(CLONE_NEWCGROUP), "cgroup namespace")
+        new_time_namespace()
         pid = start_program(req, stdio)
         for fd in stdio:
             os.close(fd)

@@ -103,6 +103,7 @@ func (h *harness) security(t *testing.T) {
 		{"LocksOnSystemTree", h.locksOnSystemTree},
 		{"KernelUevents", h.kernelUevents},
 		{"RandomStateAcrossRuns", h.randomAcrossRuns},
+		{"HostUptime", h.hostUptime}, // security_clock.go
 
 		// Red-team pass 2: descriptors inherited from the caller (security_fds.go).
 		{"InheritedDescriptors", h.inheritedDescriptors},
