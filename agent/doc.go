@@ -35,8 +35,11 @@
 //     limits — [RuntimeBackend] (a fresh one-shot sandbox per program,
 //     files carried over) or [SessionBackend] (a persistent IPython
 //     session, what [ModeSteps] needs; a resumed session starts from the
-//     files as they were before its first successful cell and replays the
-//     successful cells, so their effects happen once). The outcome is classified
+//     files as they were before its first successful cell, replays the
+//     successful cells for the interpreter's state, then has its workspace
+//     set to the files of the checkpoint (checkpoint.go,
+//     session_restore.go), so effects on files happen once and failed
+//     cells' files come back). The outcome is classified
 //     (classify.go): success; a retryable code error (SyntaxError,
 //     NameError, ImportError, KeyError, a non-zero exit status, …), whose
 //     traceback or stderr tail goes back to the model up to MaxRetries

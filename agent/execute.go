@@ -9,7 +9,6 @@ import (
 
 	"github.com/coderun/coderun/llm"
 	"github.com/coderun/coderun/sandbox"
-	"github.com/coderun/coderun/store"
 )
 
 // The execute phase: the pending code runs in the run's executor (opened
@@ -166,39 +165,38 @@ func (r *runner) executionStep(ctx context.Context, attempt int) (int, error) {
 // openExecutor opens the executor with the run's workspace: the inputs
 // and the files earlier executions produced. A persistent executor opened
 // for a resumed run starts from the files as they were before its first
-// successful cell and replays the successful cells to rebuild the session
-// (and their files); the step that records the replay is returned.
+// successful cell and replays the successful cells to rebuild the
+// interpreter's state; then its workspace is set to the files of the
+// checkpoint, which undoes what the replay did to files and brings back
+// what failed cells (not replayed) did. The step that records the replay
+// is returned.
 func (r *runner) openExecutor(ctx context.Context) (*pendingStep, error) {
 	stored, err := r.store.Files(ctx, r.run.ID, "")
 	if err != nil {
 		return nil, err
 	}
+	removed, err := r.removals(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// A resumed session is rebuilt by running its successful cells again,
 	// so they must find the files as they were before the first of them
-	// ran, not as the cells left them: a cell that appends to a file would
-	// append twice.
+	// ran, not as the cells left them: a cell that reads a file another
+	// cell appends to would read more.
+	replay := r.cfg.Backend.Persistent() && len(r.st.Cells) > 0
 	before := 0
-	if r.cfg.Backend.Persistent() && len(r.st.Cells) > 0 {
+	if replay {
 		if before, err = r.executionStep(ctx, r.st.Cells[0].Attempt); err != nil {
 			return nil, err
 		}
 	}
-	var inputs, outputs []store.File
-	for _, f := range stored {
-		switch {
-		case f.Role == store.RoleInput:
-			inputs = append(inputs, f)
-		case before == 0 || f.Step < before:
-			outputs = append(outputs, f)
-		}
-	}
-	ws := Workspace{Files: append(workspaceFiles(inputs), workspaceFiles(outputs)...), Limits: r.rc.Limits, MaxFileBytes: r.rc.MaxFileBytes}
+	ws := Workspace{Files: workspaceFiles(workspaceAt(stored, removed, before)), Limits: r.rc.Limits, MaxFileBytes: r.rc.MaxFileBytes}
 	ex, err := r.cfg.Backend.Open(ctx, ws)
 	if err != nil {
 		return nil, err
 	}
 	r.exec = ex
-	if !ex.Persistent() || len(r.st.Cells) == 0 {
+	if !replay || !ex.Persistent() {
 		return nil, nil
 	}
 	failed := 0
@@ -214,6 +212,16 @@ func (r *runner) openExecutor(ctx context.Context) (*pendingStep, error) {
 	note := fmt.Sprintf("the session was rebuilt by running the %d successful cells again", len(r.st.Cells))
 	if failed > 0 {
 		note += fmt.Sprintf("; %d of them failed this time", failed)
+	}
+	if rs, ok := ex.(workspaceRestorer); ok {
+		kept, err := rs.restoreWorkspace(ctx, workspaceAt(stored, removed, 0))
+		if err != nil {
+			return nil, err
+		}
+		note += "; the workspace was set to the files of the checkpoint"
+		if kept > 0 {
+			note += fmt.Sprintf(", but for %d entries the records do not hold whole (files kept only in part, special files), left as the replay made them", kept)
+		}
 	}
 	s := r.step(StepResume, r.st.Attempt, "session rebuilt", &Resume{From: "replay", Phase: string(r.st.Phase), Note: note})
 	return &s, nil

@@ -194,6 +194,10 @@ type ExecutionRecord struct {
 	// Files are the files the code created or changed (content in the
 	// run's files).
 	Files []FileMeta `json:"files,omitempty"`
+	// Removed are the paths of the workspace the code removed (sessions
+	// only: a one-shot run does not see removals), so that a resumed run
+	// can set its workspace to the files as they were at its checkpoint.
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Output is one output of a cell, in Jupyter's shapes: "stream" (Name

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io/fs"
+	"sort"
 	"time"
 
 	"github.com/coderun/coderun/sandbox"
@@ -47,16 +49,31 @@ func (b SessionBackend) Open(ctx context.Context, ws Workspace) (Executor, error
 		e.maxFile = DefaultMaxFileBytes
 	}
 	for _, f := range ws.Files {
-		e.seen[f.Path] = sha256.Sum256(f.Content)
+		mode := f.Mode.Perm()
+		if mode == 0 {
+			mode = 0o644 // as the sandbox writes it
+		}
+		e.seen[f.Path] = fileSum(mode, f.Content)
 	}
 	return e, nil
+}
+
+// fileSum identifies a regular file's content and permission bits, so that
+// a cell that only changes a file's mode is seen to change it.
+func fileSum(mode fs.FileMode, content []byte) [32]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%o\x00", mode.Perm())
+	h.Write(content)
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 type sessionExecutor struct {
 	s       *session.Session
 	maxFile int64
-	// seen are the hashes of the workspace's files after the last cell,
-	// to tell what a cell created or changed.
+	// seen are the hashes of the workspace's entries after the last cell,
+	// to tell what a cell created, changed or removed.
 	seen map[string][32]byte
 }
 
@@ -123,11 +140,25 @@ func (e *sessionExecutor) Execute(ctx context.Context, code Code) (*Execution, e
 	return ex, nil
 }
 
-// collect adds the files the cell created or changed to ex.
+// collect adds the files the cell created or changed, and the paths it
+// removed, to ex. Removals are told only from a complete listing.
 func (e *sessionExecutor) collect(ex *Execution) error {
-	infos, _, err := e.s.Files()
+	infos, partial, err := e.s.Files()
 	if err != nil {
 		return fmt.Errorf("agent: list session files: %w", err)
+	}
+	if !partial {
+		listed := make(map[string]bool, len(infos))
+		for _, fi := range infos {
+			listed[fi.Path] = true
+		}
+		for p := range e.seen {
+			if !listed[p] {
+				delete(e.seen, p)
+				ex.Record.Removed = append(ex.Record.Removed, p)
+			}
+		}
+		sort.Strings(ex.Record.Removed)
 	}
 	for _, fi := range infos {
 		f := fileFromSandbox(fi)
@@ -136,7 +167,7 @@ func (e *sessionExecutor) collect(ex *Execution) error {
 			if err != nil {
 				continue // vanished or unreadable: not reported
 			}
-			sum := sha256.Sum256(data)
+			sum := fileSum(fi.Mode, data)
 			if old, ok := e.seen[fi.Path]; ok && old == sum {
 				continue
 			}
