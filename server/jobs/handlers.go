@@ -1,0 +1,282 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coderun/coderun/eval"
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/server"
+)
+
+// Patterns are the routes the service serves, all under /v1.
+var Patterns = []string{
+	"POST /v1/jobs",
+	"GET /v1/jobs",
+	"GET /v1/jobs/{id}",
+	"GET /v1/jobs/{id}/events",
+	"GET /v1/jobs/{id}/verdicts",
+	"GET /v1/jobs/{id}/summary",
+	"POST /v1/jobs/{id}/cancel",
+}
+
+// Handler serves the routes of Patterns. Every request must carry the
+// tenant the server authenticated it as (server.WithTenant).
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern string, h func(http.ResponseWriter, *http.Request, string)) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			tenant, ok := server.TenantFrom(r.Context())
+			if !ok {
+				writeError(w, http.StatusUnauthorized, codeAuth, "the request was not authenticated")
+				return
+			}
+			h(w, r, tenant)
+		})
+	}
+	withJob := func(h func(http.ResponseWriter, *http.Request, *job)) func(http.ResponseWriter, *http.Request, string) {
+		return func(w http.ResponseWriter, r *http.Request, tenant string) {
+			j := s.get(tenant, r.PathValue("id"))
+			if j == nil {
+				writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no job %q", r.PathValue("id")))
+				return
+			}
+			h(w, r, j)
+		}
+	}
+	handle("POST /v1/jobs", s.create)
+	handle("GET /v1/jobs", s.listJobs)
+	handle("GET /v1/jobs/{id}", withJob(func(w http.ResponseWriter, _ *http.Request, j *job) { writeJSON(w, http.StatusOK, j.view()) }))
+	handle("GET /v1/jobs/{id}/events", withJob(s.events))
+	handle("GET /v1/jobs/{id}/verdicts", withJob(s.verdicts))
+	handle("GET /v1/jobs/{id}/summary", withJob(func(w http.ResponseWriter, _ *http.Request, j *job) { writeJSON(w, http.StatusOK, j.view().Summary) }))
+	handle("POST /v1/jobs/{id}/cancel", withJob(s.cancelJob))
+	return mux
+}
+
+// Surface is the service mounted on the server.
+func (s *Service) Surface() server.Surface {
+	return server.Surface{Name: "jobs", Patterns: Patterns, Handler: s.Handler()}
+}
+
+// Request submits a batch.
+type Request struct {
+	// Problems is the JSON Lines text of the problems, as `coderun eval`
+	// reads them: HumanEval, MBPP or generic {id, code, test} lines.
+	Problems string `json:"problems"`
+	// Samples, when set, is the JSON Lines text of a model's completions
+	// ({task_id, completion}), run against their problems' tests instead
+	// of the reference solutions.
+	Samples string `json:"samples,omitempty"`
+	// Format forces the problems' shape: auto (the default), humaneval,
+	// mbpp or generic.
+	Format string `json:"format,omitempty"`
+	// MBPPChallenge adds MBPP's challenge tests.
+	MBPPChallenge bool `json:"mbpp_challenge,omitempty"`
+	// Strict refuses the whole batch for one bad line (400, naming it);
+	// otherwise bad lines are skipped and listed in the job.
+	Strict bool `json:"strict,omitempty"`
+	// K are the k of pass@k; empty: eval.DefaultK.
+	K []int `json:"k,omitempty"`
+	// Concurrency bounds the items run at once (at most the server's).
+	Concurrency int `json:"concurrency,omitempty"`
+	// Limits bound each item; zero fields take the server's.
+	Limits Limits `json:"limits,omitzero"`
+}
+
+// Limits bound each item of a job.
+type Limits struct {
+	WallTimeMS  int64 `json:"wall_time_ms,omitempty"`
+	CPUTimeMS   int64 `json:"cpu_time_ms,omitempty"`
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+}
+
+// items reads a request's batch.
+func (req *Request) items() ([]eval.Item, []Skipped, error) {
+	format, err := eval.ParseFormat(req.Format)
+	if err != nil {
+		return nil, nil, fmt.Errorf("format: %w", err)
+	}
+	var skipped []Skipped
+	input := "problems"
+	bad := func(e *eval.LineError) error {
+		if req.Strict {
+			return fmt.Errorf("%s line %d: %w (strict: nothing was run)", input, e.Line, e.Err)
+		}
+		skipped = append(skipped, Skipped{Input: input, Line: e.Line, Error: e.Err.Error()})
+		return nil
+	}
+	problems, err := eval.ReadProblems(strings.NewReader(req.Problems), eval.ReadOptions{Format: format, MBPPChallenge: req.MBPPChallenge}, bad)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(problems) == 0 {
+		return nil, skipped, errors.New("problems: no problem to run")
+	}
+	var items []eval.Item
+	if req.Samples == "" {
+		items, err = eval.References(problems, bad)
+	} else {
+		input = "samples"
+		items, err = eval.ReadSamples(strings.NewReader(req.Samples), "", problems, bad)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(items) == 0 {
+		return nil, skipped, errors.New("nothing to run: no item could be made of the lines given")
+	}
+	return items, skipped, nil
+}
+
+func (s *Service) create(w http.ResponseWriter, r *http.Request, tenant string) {
+	var req Request
+	if !decodeJSON(w, r, &req) {
+		return
+	}
+	for _, k := range req.K {
+		if k < 1 {
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("k: %d is not a positive number of samples", k))
+			return
+		}
+	}
+	if req.Concurrency < 0 || req.Limits.WallTimeMS < 0 || req.Limits.CPUTimeMS < 0 || req.Limits.MemoryBytes < 0 {
+		writeError(w, http.StatusBadRequest, codeBadRequest, "concurrency and limits must not be negative")
+		return
+	}
+	limits := sandbox.Limits{WallTime: time.Duration(req.Limits.WallTimeMS) * time.Millisecond,
+		CPUTime: time.Duration(req.Limits.CPUTimeMS) * time.Millisecond, Memory: req.Limits.MemoryBytes}
+	if err := limits.WithDefaults(s.opts.Limits).WithDefaults(sandbox.DefaultLimits).Validate(); err != nil {
+		writeError(w, http.StatusBadRequest, codeBadRequest, "limits: "+err.Error())
+		return
+	}
+	items, skipped, err := req.items()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+		return
+	}
+	j, err := s.submit(tenant, items, skipped, req.K, req.Concurrency, limits)
+	switch {
+	case errors.Is(err, errTooMany):
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusTooManyRequests, "rate_limited", err.Error())
+		return
+	case errors.Is(err, errClosed):
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, err.Error())
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusAccepted, j.view())
+}
+
+// List is the answer of GET /v1/jobs.
+type List struct {
+	Jobs []View `json:"jobs"`
+}
+
+func (s *Service) listJobs(w http.ResponseWriter, _ *http.Request, tenant string) {
+	out := List{Jobs: []View{}}
+	for _, j := range s.list(tenant) {
+		out.Jobs = append(out.Jobs, j.view())
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// Verdicts is the answer of GET /v1/jobs/{id}/verdicts: the verdicts in
+// the order they were made, from the one after ?after=N.
+type Verdicts struct {
+	Verdicts []eval.Verdict `json:"verdicts"`
+}
+
+func (s *Service) verdicts(w http.ResponseWriter, r *http.Request, j *job) {
+	after, ok := afterParam(w, r.URL.Query().Get("after"))
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, Verdicts{Verdicts: j.verdictsAfter(after)})
+}
+
+func afterParam(w http.ResponseWriter, v string) (int, bool) {
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("after %q: want a number of verdicts", v))
+		return 0, false
+	}
+	return n, true
+}
+
+func (s *Service) cancelJob(w http.ResponseWriter, _ *http.Request, j *job) {
+	if j.current() != StatusRunning {
+		writeError(w, http.StatusConflict, codeConflict, fmt.Sprintf("job %s has already ended (%s)", j.id, j.current()))
+		return
+	}
+	j.cancel()
+	writeJSON(w, http.StatusAccepted, j.view())
+}
+
+// events streams a job's progress as Server-Sent Events: each verdict as
+// it is made (event "verdict", id its number from 1), then the job
+// (event "progress") after each batch of verdicts, and event "end" with
+// the job once it has ended. Last-Event-ID (or ?after=N) skips the
+// verdicts a reconnecting client has.
+func (s *Service) events(w http.ResponseWriter, r *http.Request, j *job) {
+	after, ok := afterParam(w, r.URL.Query().Get("after"))
+	if !ok {
+		return
+	}
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		if after, ok = afterParam(w, v); !ok {
+			return
+		}
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, codeInternal, "streaming is not supported here")
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	beat := time.NewTicker(15 * time.Second)
+	defer beat.Stop()
+	for {
+		changed := j.watch()
+		for _, v := range j.verdictsAfter(after) {
+			after++
+			if err := writeEvent(w, "verdict", strconv.Itoa(after), v); err != nil {
+				return
+			}
+		}
+		view := j.view()
+		name := "progress"
+		if view.Status != StatusRunning && view.Done <= after {
+			name = "end"
+		}
+		if err := writeEvent(w, name, "", view); err != nil {
+			return
+		}
+		flusher.Flush()
+		if name == "end" {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-changed:
+		case <-beat.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,251 @@
+package jobs_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coderun/coderun/eval"
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/server/jobs"
+)
+
+// The jobs API is tested over HTTP with real sandboxes; a header names
+// the tenant, as the server's authentication would set it.
+
+const tenantHeader = "X-Test-Tenant"
+
+var (
+	rtOnce sync.Once
+	rt     sandbox.Runtime
+	rtErr  error
+)
+
+func runtime(t *testing.T) sandbox.Runtime {
+	t.Helper()
+	rtOnce.Do(func() {
+		if os.Geteuid() != 0 {
+			rtErr = errNoRoot{}
+			return
+		}
+		if rtErr = linux.Probe().Require(nil); rtErr != nil {
+			return
+		}
+		rt, rtErr = linux.New(linux.Options{})
+	})
+	if rtErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("sandboxes are needed in CI: %v", rtErr)
+		}
+		t.Skipf("skipped: no sandboxes here: %v", rtErr)
+	}
+	return rt
+}
+
+type errNoRoot struct{}
+
+func (errNoRoot) Error() string { return "the linux runtime needs root" }
+
+type env struct {
+	t    *testing.T
+	http *httptest.Server
+}
+
+func newEnv(t *testing.T, opts jobs.Options) *env {
+	t.Helper()
+	opts.Runtime = runtime(t)
+	svc, err := jobs.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := svc.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if tn := r.Header.Get(tenantHeader); tn != "" {
+			ctx = server.WithTenant(ctx, tn)
+		}
+		h.ServeHTTP(w, r.WithContext(ctx))
+	}))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = svc.Close(ctx)
+		srv.Close()
+	})
+	return &env{t: t, http: srv}
+}
+
+func (e *env) do(tenant, method, path string, body any, out any) (int, []byte) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, e.http.URL+path, rd)
+	if tenant != "" {
+		req.Header.Set(tenantHeader, tenant)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(b, out); err != nil {
+			e.t.Fatalf("%s %s: %v\n%s", method, path, err, b)
+		}
+	}
+	return resp.StatusCode, b
+}
+
+// events reads a job's stream to its end and returns the event names and
+// the last event's job.
+func (e *env) events(id string) ([]string, jobs.View) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.http.URL+"/v1/jobs/"+id+"/events", nil)
+	req.Header.Set(tenantHeader, "alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var names []string
+	var last jobs.View
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	name := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+			names = append(names, name)
+		case strings.HasPrefix(line, "data: ") && name != "verdict":
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &last); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+	}
+	return names, last
+}
+
+const problems = `{"id": "ok", "code": "def f():\n    return 1", "test": "assert f() == 1"}
+{"id": "wrong", "code": "def f():\n    return 2", "test": "assert f() == 1"}
+not json at all
+{"task_id": "HumanEval/0", "prompt": "def add(a, b):\n", "canonical_solution": "    return a + b\n", "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n", "entry_point": "add"}
+`
+
+func TestJobRunsAndReports(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, jobs.Options{Concurrency: 2})
+	var v jobs.View
+	if code, body := e.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: problems, K: []int{1}}, &v); code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, body)
+	}
+	if v.Total != 3 || len(v.Skipped) != 1 || v.Skipped[0].Line != 3 {
+		t.Fatalf("job: %+v", v)
+	}
+	names, last := e.events(v.ID)
+	if strings.Count(strings.Join(names, " "), "verdict") != 3 || names[len(names)-1] != "end" {
+		t.Errorf("events: %v", names)
+	}
+	if last.Status != jobs.StatusSucceeded || last.Done != 3 || last.Passed != 2 || last.Summary.Counts[eval.Failed] != 1 || last.Summary.PassAtK["pass@1"] == 0 {
+		t.Fatalf("ended job: %+v", last)
+	}
+	var vs jobs.Verdicts
+	e.do("alice", "GET", "/v1/jobs/"+v.ID+"/verdicts", nil, &vs)
+	byID := map[string]eval.Verdict{}
+	for _, x := range vs.Verdicts {
+		byID[x.ID] = x
+	}
+	if byID["ok"].Status != eval.Passed || byID["HumanEval/0"].Status != eval.Passed || byID["wrong"].Status != eval.Failed ||
+		!strings.Contains(byID["wrong"].Error, "AssertionError") {
+		t.Errorf("verdicts: %+v", vs.Verdicts)
+	}
+	e.do("alice", "GET", "/v1/jobs/"+v.ID+"/verdicts?after=2", nil, &vs)
+	if len(vs.Verdicts) != 1 {
+		t.Errorf("verdicts after 2: %d", len(vs.Verdicts))
+	}
+	var sum eval.Summary
+	e.do("alice", "GET", "/v1/jobs/"+v.ID+"/summary", nil, &sum)
+	if sum.Items != 3 || sum.Passed != 2 {
+		t.Errorf("summary: %+v", sum)
+	}
+	var list jobs.List
+	e.do("alice", "GET", "/v1/jobs", nil, &list)
+	if len(list.Jobs) != 1 || list.Jobs[0].ID != v.ID {
+		t.Errorf("list: %+v", list)
+	}
+	// Another tenant's job is not found.
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/v1/jobs/" + v.ID}, {"GET", "/v1/jobs/" + v.ID + "/events"}, {"GET", "/v1/jobs/" + v.ID + "/verdicts"},
+		{"GET", "/v1/jobs/" + v.ID + "/summary"}, {"POST", "/v1/jobs/" + v.ID + "/cancel"},
+	} {
+		if code, _ := e.do("bob", r.method, r.path, nil, nil); code != http.StatusNotFound {
+			t.Errorf("bob %s %s: %d", r.method, r.path, code)
+		}
+	}
+	e.do("bob", "GET", "/v1/jobs", nil, &list)
+	if len(list.Jobs) != 0 {
+		t.Errorf("bob's jobs: %+v", list)
+	}
+}
+
+func TestJobCancelAndBounds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, jobs.Options{Concurrency: 1, MaxRunning: 1})
+	slow := `{"id": "slow", "code": "import time\ntime.sleep(60)", "test": ""}` + "\n"
+	var v jobs.View
+	if code, body := e.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: slow, Limits: jobs.Limits{WallTimeMS: 90_000, CPUTimeMS: 90_000}}, &v); code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, body)
+	}
+	if code, body := e.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: slow}, nil); code != http.StatusTooManyRequests {
+		t.Errorf("a second running job: %d %s", code, body)
+	}
+	start := time.Now()
+	if code, body := e.do("alice", "POST", "/v1/jobs/"+v.ID+"/cancel", nil, nil); code != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", code, body)
+	}
+	_, last := e.events(v.ID)
+	if last.Status != jobs.StatusCancelled || time.Since(start) > 20*time.Second {
+		t.Errorf("cancelled job: %+v after %s", last, time.Since(start))
+	}
+	if code, _ := e.do("alice", "POST", "/v1/jobs/"+v.ID+"/cancel", nil, nil); code != http.StatusConflict {
+		t.Errorf("cancelling an ended job: %d", code)
+	}
+	for _, c := range []struct {
+		name string
+		body any
+		want string
+	}{
+		{"no problems", map[string]any{"problems": ""}, "no problem"},
+		{"strict", map[string]any{"problems": problems, "strict": true}, "line 3"},
+		{"bad format", map[string]any{"problems": problems, "format": "apps"}, "format"},
+		{"bad k", map[string]any{"problems": problems, "k": []int{0}}, "k: 0"},
+		{"unknown field", map[string]any{"problem": problems}, "problem"},
+		{"samples of no known task", map[string]any{"problems": problems, "samples": `{"task_id": "nope", "completion": "x"}`}, "nothing to run"},
+	} {
+		code, body := e.do("alice", "POST", "/v1/jobs", c.body, nil)
+		if code != http.StatusBadRequest || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s: %d %s", c.name, code, body)
+		}
+	}
+	if code, _ := e.do("", "GET", "/v1/jobs", nil, nil); code != http.StatusUnauthorized {
+		t.Errorf("no tenant: %d", code)
+	}
+}
