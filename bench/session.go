@@ -44,6 +44,7 @@ var DefaultSessionConfig = SessionConfig{
 
 // SessionReport is the outcome of Session.
 type SessionReport struct {
+	Host   Host
 	Config SessionConfig
 	Cells  []Latency // direct baselines and session round trips
 	Starts []Latency // time to a ready session
@@ -67,7 +68,7 @@ type IdleMemory struct {
 // ready session from cold and from a warm pool, and the memory held by
 // idle sessions.
 func Session(ctx context.Context, cfg SessionConfig, progress io.Writer) (*SessionReport, error) {
-	rep := &SessionReport{Config: cfg}
+	rep := &SessionReport{Host: DetectHost(), Config: cfg}
 	rt, err := linux.New(linux.Options{})
 	if err != nil {
 		return nil, err
@@ -432,7 +433,7 @@ func memAvailable() (avail, total int64, err error) {
 
 // Print writes the report as three tables.
 func (r *SessionReport) Print(w io.Writer) {
-	fmt.Fprintf(w, "\ncoderun session benchmark: %d CPUs, %d round trips per cell row (interleaved)\n\n", runtime.NumCPU(), r.Config.Cells)
+	fmt.Fprintf(w, "\n%s\ncoderun session benchmark: %d round trips per cell row (interleaved)\n\n", r.Host, r.Config.Cells)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "cell round trip\tp50\tp95\tmean\tp50 - baseline p50\tp50 / baseline p50\t")
 	var base Latency

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"time"
-
 	"github.com/coderun/coderun/bench"
 	"github.com/spf13/cobra"
 )
@@ -15,7 +13,7 @@ func newBenchCmd() *cobra.Command {
 	cfg := bench.DefaultSandboxConfig
 	sb := &cobra.Command{
 		Use:   "sandbox",
-		Short: "Latency and throughput of a trivial program: bare python3 vs coderun with and without the pool",
+		Short: "Latency, CPU per run and throughput of a trivial program: bare python3 vs each coderun configuration, and the CLI one-shot",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := bench.Sandbox(cmd.Context(), cfg, cmd.ErrOrStderr())
@@ -29,7 +27,8 @@ func newBenchCmd() *cobra.Command {
 	f := sb.Flags()
 	f.IntVar(&cfg.Runs, "runs", cfg.Runs, "sequential runs per latency row")
 	f.IntSliceVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "throughput concurrency levels")
-	f.DurationVar(&cfg.ThroughputFor, "duration", 5*time.Second, "time per throughput level")
+	f.DurationVar(&cfg.ThroughputFor, "duration", cfg.ThroughputFor, "time per throughput level")
+	f.IntVar(&cfg.CLIRuns, "cli-runs", cfg.CLIRuns, "runs of each command-line one-shot row (0: skip them)")
 	f.IntVar(&cfg.Pool, "pool", cfg.Pool, "pre-started sandboxes for the pooled rows")
 	f.StringVar(&cfg.Code, "code", cfg.Code, "Python program to run")
 	cmd.AddCommand(sb, newBenchSessionCmd())
