@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -178,7 +179,9 @@ func plainLoop(its []Item, n int) (time.Duration, error) {
 		go func() {
 			defer wg.Done()
 			for it := range ch {
-				cmd := exec.Command("/usr/bin/python3", "-c", it.Code)
+				// The harness names the file it runs as (a sandboxed
+				// program's /work/main.py); python3 -c has no __file__.
+				cmd := exec.Command("/usr/bin/python3", "-c", "__file__ = "+strconv.Quote(programFile)+"\n"+it.Code)
 				cmd.Stdin = strings.NewReader("coderun-eval-bench\n" + it.Tests)
 				out, err := cmd.CombinedOutput()
 				if err != nil {
