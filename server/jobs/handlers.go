@@ -11,6 +11,7 @@ import (
 	"github.com/coderun/coderun/eval"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/server/input"
 )
 
 // Patterns are the routes the service serves, all under /v1.
@@ -85,14 +86,7 @@ type Request struct {
 	// Concurrency bounds the items run at once (at most the server's).
 	Concurrency int `json:"concurrency,omitempty"`
 	// Limits bound each item; zero fields take the server's.
-	Limits Limits `json:"limits,omitzero"`
-}
-
-// Limits bound each item of a job.
-type Limits struct {
-	WallTimeMS  int64 `json:"wall_time_ms,omitempty"`
-	CPUTimeMS   int64 `json:"cpu_time_ms,omitempty"`
-	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	Limits input.Limits `json:"limits,omitzero"`
 }
 
 // items reads a request's batch.
@@ -144,12 +138,15 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, tenant string) 
 			return
 		}
 	}
-	if req.Concurrency < 0 || req.Limits.WallTimeMS < 0 || req.Limits.CPUTimeMS < 0 || req.Limits.MemoryBytes < 0 {
-		writeError(w, http.StatusBadRequest, codeBadRequest, "concurrency and limits must not be negative")
+	if req.Concurrency < 0 {
+		writeError(w, http.StatusBadRequest, codeBadRequest, "concurrency is negative")
 		return
 	}
-	limits := sandbox.Limits{WallTime: time.Duration(req.Limits.WallTimeMS) * time.Millisecond,
-		CPUTime: time.Duration(req.Limits.CPUTimeMS) * time.Millisecond, Memory: req.Limits.MemoryBytes}
+	limits, err := req.Limits.Limits()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+		return
+	}
 	if err := limits.WithDefaults(s.opts.Limits).WithDefaults(sandbox.DefaultLimits).Validate(); err != nil {
 		writeError(w, http.StatusBadRequest, codeBadRequest, "limits: "+err.Error())
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
 	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/server/input"
 	"github.com/coderun/coderun/server/jobs"
 )
 
@@ -211,7 +212,7 @@ func TestJobCancelAndBounds(t *testing.T) {
 	e := newEnv(t, jobs.Options{Concurrency: 1, MaxRunning: 1})
 	slow := `{"id": "slow", "code": "import time\ntime.sleep(60)", "test": ""}` + "\n"
 	var v jobs.View
-	if code, body := e.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: slow, Limits: jobs.Limits{WallTimeMS: 90_000, CPUTimeMS: 90_000}}, &v); code != http.StatusAccepted {
+	if code, body := e.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: slow, Limits: input.Limits{WallTime: input.Duration(90 * time.Second), CPUTime: input.Duration(90 * time.Second)}}, &v); code != http.StatusAccepted {
 		t.Fatalf("submit: %d %s", code, body)
 	}
 	if code, body := e.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: slow}, nil); code != http.StatusTooManyRequests {

@@ -2,7 +2,6 @@ package runs
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"mime"
@@ -15,6 +14,7 @@ import (
 	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/server/input"
 	"github.com/coderun/coderun/store"
 )
 
@@ -85,10 +85,19 @@ type RunView struct {
 	Status store.Status `json:"status"`
 	// Driven is set while this server drives the run.
 	Driven bool `json:"driven"`
+	// Standing says more of a run that waits or was interrupted: approved
+	// and waiting to run, where its process stopped, what resuming does.
+	Standing *agent.Standing `json:"standing,omitempty"`
 }
 
 func (s *Service) view(st store.Tenant, r *store.Run) RunView {
-	return RunView{Run: r, Status: r.Shown(), Driven: s.driven(runKey{st.Name(), r.ID})}
+	v := RunView{Run: r, Status: r.Shown(), Driven: s.driven(runKey{st.Name(), r.ID})}
+	if !r.Status.Final() {
+		if standing, err := agent.RunStanding(r); err == nil && standing.Note != "" {
+			v.Standing = &standing
+		}
+	}
+	return v
 }
 
 // StartRequest starts a run.
@@ -104,37 +113,22 @@ type StartRequest struct {
 	// through the API), "all" or "none".
 	Approve string `json:"approve,omitempty"`
 	// Files are the user's input files.
-	Files []InputFile `json:"files,omitempty"`
+	Files []input.File `json:"files,omitempty"`
 	// The budgets; absent fields take the server's.
-	MaxRetries     *int   `json:"max_retries,omitempty"`
-	TimeoutRetries *int   `json:"timeout_retries,omitempty"`
-	MaxSteps       int    `json:"max_steps,omitempty"`
-	MaxTokens      int64  `json:"max_tokens,omitempty"`
-	MaxTimeMS      int64  `json:"max_time_ms,omitempty"`
-	Limits         Limits `json:"limits,omitzero"`
-}
-
-// InputFile is an input file: its path in the workspace and its content,
-// base64-encoded.
-type InputFile struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
-}
-
-// Limits bound each execution of a run; zero fields take the server's.
-type Limits struct {
-	WallTimeMS  int64 `json:"wall_time_ms,omitempty"`
-	CPUTimeMS   int64 `json:"cpu_time_ms,omitempty"`
-	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	MaxRetries     *int           `json:"max_retries,omitempty"`
+	TimeoutRetries *int           `json:"timeout_retries,omitempty"`
+	MaxSteps       int            `json:"max_steps,omitempty"`
+	MaxTokens      int64          `json:"max_tokens,omitempty"`
+	MaxTime        input.Duration `json:"max_time,omitempty"`
+	// Limits bound each execution.
+	Limits input.Limits `json:"limits,omitzero"`
 }
 
 // settings checks a start request; the message of the error is the
 // client's.
 func (req *StartRequest) settings() (Settings, error) {
 	set := Settings{Model: strings.TrimSpace(req.Model), MaxRetries: req.MaxRetries, TimeoutRetries: req.TimeoutRetries,
-		MaxSteps: req.MaxSteps, MaxTokens: req.MaxTokens, MaxTime: time.Duration(req.MaxTimeMS) * time.Millisecond,
-		Limits: sandbox.Limits{WallTime: time.Duration(req.Limits.WallTimeMS) * time.Millisecond,
-			CPUTime: time.Duration(req.Limits.CPUTimeMS) * time.Millisecond, Memory: req.Limits.MemoryBytes}}
+		MaxSteps: req.MaxSteps, MaxTokens: req.MaxTokens, MaxTime: time.Duration(req.MaxTime)}
 	if req.Mode != "" {
 		m, err := agent.ParseMode(req.Mode)
 		if err != nil {
@@ -156,10 +150,12 @@ func (req *StartRequest) settings() (Settings, error) {
 	default:
 		return set, errors.New("approve: want defer, all or none")
 	}
-	for name, v := range map[string]int64{"max_steps": int64(req.MaxSteps), "max_tokens": req.MaxTokens, "max_time_ms": req.MaxTimeMS,
-		"limits.wall_time_ms": req.Limits.WallTimeMS, "limits.cpu_time_ms": req.Limits.CPUTimeMS, "limits.memory_bytes": req.Limits.MemoryBytes} {
-		if v < 0 {
-			return set, fmt.Errorf("%s: %d is negative", name, v)
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"max_steps", int64(req.MaxSteps)}, {"max_tokens", req.MaxTokens}, {"max_time", int64(req.MaxTime)}} {
+		if c.v < 0 {
+			return set, fmt.Errorf("%s is negative", c.name)
 		}
 	}
 	for name, v := range map[string]*int{"max_retries": req.MaxRetries, "timeout_retries": req.TimeoutRetries} {
@@ -167,7 +163,9 @@ func (req *StartRequest) settings() (Settings, error) {
 			return set, fmt.Errorf("%s: %d is negative", name, *v)
 		}
 	}
-	return set, nil
+	var err error
+	set.Limits, err = req.Limits.Limits()
+	return set, err
 }
 
 func (s *Service) task(req *StartRequest) (agent.Task, error) {
@@ -175,27 +173,9 @@ func (s *Service) task(req *StartRequest) (agent.Task, error) {
 	if t.Prompt == "" {
 		return t, errors.New("task: empty; say what the run should do")
 	}
-	var total int64
-	seen := map[string]bool{}
-	for i, f := range req.Files {
-		p, err := sandbox.CleanPath(f.Path)
-		if err != nil {
-			return t, fmt.Errorf("files[%d]: %w", i, err)
-		}
-		if seen[p] {
-			return t, fmt.Errorf("files[%d]: %s is given twice", i, p)
-		}
-		seen[p] = true
-		b, err := base64.StdEncoding.DecodeString(f.Content)
-		if err != nil {
-			return t, fmt.Errorf("files[%d] (%s): content is not base64: %v", i, p, err)
-		}
-		if total += int64(len(b)); total > s.opts.MaxFileBytes {
-			return t, fmt.Errorf("files: more than %s together", sandbox.FormatBytes(s.opts.MaxFileBytes))
-		}
-		t.Files = append(t.Files, sandbox.File{Path: p, Content: b})
-	}
-	return t, nil
+	var err error
+	t.Files, err = input.Files(req.Files, s.opts.MaxFileBytes)
+	return t, err
 }
 
 func (s *Service) start(w http.ResponseWriter, r *http.Request, st store.Tenant) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/llm/llmtest"
+	"github.com/coderun/coderun/server/input"
 	"github.com/coderun/coderun/server/runs"
 	"github.com/coderun/coderun/store"
 )
@@ -21,8 +22,8 @@ func TestRunAnswersWhileStreamed(t *testing.T) {
 		llmtest.RunCode("c1", "python", "import csv\nrows = list(csv.DictReader(open('sales.csv')))\nprint('total', sum(int(r['amount']) for r in rows))\n").WithUsage(90, 30),
 		llmtest.Reply("The total is 350.").WithUsage(60, 8),
 	)
-	id := e.startRun(runs.StartRequest{Task: "What is the total amount?", Files: []runs.InputFile{
-		{Path: "sales.csv", Content: base64.StdEncoding.EncodeToString([]byte("month,amount\njan,150\nfeb,200\n"))}}})
+	id := e.startRun(runs.StartRequest{Task: "What is the total amount?", Files: []input.File{
+		{Path: "sales.csv", ContentBase64: ptr(base64.StdEncoding.EncodeToString([]byte("month,amount\njan,150\nfeb,200\n")))}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	evs := until(t, e.stream(ctx, id), func(ev event) bool { return ev.Name == "end" })
@@ -265,8 +266,10 @@ func TestBadStartRequests(t *testing.T) {
 		{"bad mode", map[string]any{"task": "x", "mode": "many"}, "mode"},
 		{"bad approve", map[string]any{"task": "x", "approve": "maybe"}, "approve"},
 		{"negative budget", map[string]any{"task": "x", "max_tokens": -1}, "max_tokens"},
-		{"path out of the workspace", map[string]any{"task": "x", "files": []map[string]string{{"path": "../etc/passwd", "content": b64}}}, "files[0]"},
-		{"content not base64", map[string]any{"task": "x", "files": []map[string]string{{"path": "a.txt", "content": "%%%"}}}, "base64"},
+		{"path out of the workspace", map[string]any{"task": "x", "files": []map[string]string{{"path": "../etc/passwd", "content_base64": b64}}}, "files[0]"},
+		{"content not base64", map[string]any{"task": "x", "files": []map[string]string{{"path": "a.txt", "content_base64": "%%%"}}}, "base64"},
+		{"bad duration", map[string]any{"task": "x", "max_time": "soon"}, "duration"},
+		{"negative limit", map[string]any{"task": "x", "limits": map[string]any{"memory": -1}}, "limits.memory"},
 		{"unknown provider", map[string]any{"task": "x", "model": "nosuch:model"}, "nosuch"},
 	} {
 		code, body := e.do("alice", "POST", "/v1/runs", c.body, nil)
@@ -286,3 +289,5 @@ func TestBadStartRequests(t *testing.T) {
 		t.Errorf("bad since: %d", code)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,122 @@
+// Package input holds the request shapes that coderun's API surfaces
+// share: durations ("10s" or a number of seconds), sizes (a number of
+// bytes or "256MiB"), per-execution limits and input files (text or
+// base64), with their checks.
+package input
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/coderun/coderun/sandbox"
+)
+
+// Duration reads "10s" or a number of seconds.
+type Duration time.Duration
+
+// UnmarshalJSON reads a duration string or a number of seconds.
+func (d *Duration) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: want a duration such as \"10s\" or a number of seconds", s)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(data, &secs); err != nil {
+		return fmt.Errorf("want a duration such as \"10s\" or a number of seconds")
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// MarshalJSON writes the duration as a string ("1m30s").
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// Size reads a number of bytes or a size with its unit ("256MiB").
+type Size int64
+
+// UnmarshalJSON reads a number of bytes or a size string.
+func (z *Size) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err == nil {
+		v, err := sandbox.ParseBytes(s)
+		if err != nil {
+			return err
+		}
+		*z = Size(v)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(data, &n); err != nil {
+		return fmt.Errorf("want a number of bytes or a size such as \"256MiB\"")
+	}
+	*z = Size(n)
+	return nil
+}
+
+// Limits bound each execution; zero fields take the server's.
+type Limits struct {
+	WallTime Duration `json:"wall_time,omitempty"`
+	CPUTime  Duration `json:"cpu_time,omitempty"`
+	Memory   Size     `json:"memory,omitempty"`
+}
+
+// Limits returns the limits given, an error naming a negative one.
+func (l Limits) Limits() (sandbox.Limits, error) {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"wall_time", int64(l.WallTime)}, {"cpu_time", int64(l.CPUTime)}, {"memory", int64(l.Memory)}} {
+		if f.v < 0 {
+			return sandbox.Limits{}, fmt.Errorf("limits.%s is negative", f.name)
+		}
+	}
+	return sandbox.Limits{WallTime: time.Duration(l.WallTime), CPUTime: time.Duration(l.CPUTime), Memory: int64(l.Memory)}, nil
+}
+
+// File is a file for a workspace: its content as text, or as base64.
+type File struct {
+	Path          string  `json:"path"`
+	Content       *string `json:"content,omitempty"`
+	ContentBase64 *string `json:"content_base64,omitempty"`
+}
+
+// Files checks files (paths in the workspace, each once, one content
+// each) and returns them, at most max bytes together.
+func Files(in []File, max int64) ([]sandbox.File, error) {
+	var out []sandbox.File
+	seen := map[string]bool{}
+	var total int64
+	for i, f := range in {
+		p, err := sandbox.CleanPath(f.Path)
+		if err != nil {
+			return nil, fmt.Errorf("files[%d]: %w", i, err)
+		}
+		if seen[p] {
+			return nil, fmt.Errorf("files[%d]: %s is given twice", i, p)
+		}
+		seen[p] = true
+		var b []byte
+		switch {
+		case f.Content != nil && f.ContentBase64 != nil:
+			return nil, fmt.Errorf("files[%d] (%s): give content or content_base64, not both", i, p)
+		case f.Content != nil:
+			b = []byte(*f.Content)
+		case f.ContentBase64 != nil:
+			if b, err = base64.StdEncoding.DecodeString(*f.ContentBase64); err != nil {
+				return nil, fmt.Errorf("files[%d] (%s): content_base64 is not base64: %v", i, p, err)
+			}
+		}
+		if total += int64(len(b)); total > max {
+			return nil, fmt.Errorf("files: more than %s together", sandbox.FormatBytes(max))
+		}
+		out = append(out, sandbox.File{Path: p, Content: b})
+	}
+	return out, nil
+}
