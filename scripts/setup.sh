@@ -84,3 +84,22 @@ else
   done_
 fi
 command -v go >/dev/null || { echo "setup: Go is not installed" >&2; exit 1; }
+
+# --- MCP tests (mcp/testdata/tsclient): the official MCP TypeScript SDK ---
+# The MCP tests drive coderun's MCP server with @modelcontextprotocol/sdk's
+# client under node; the version is pinned in package.json and the lock
+# file, installed with npm ci into that directory's node_modules (ignored
+# by git). It is installed again only when the lock file changed.
+tsclient=mcp/testdata/tsclient
+if ! cmp -s "$tsclient/package-lock.json" "$tsclient/node_modules/.coderun-lock" 2>/dev/null; then
+  if ! command -v npm >/dev/null 2>&1; then
+    step "installing Debian's npm (for the MCP tests' client)"
+    apt_install npm
+    done_
+  fi
+  step "installing the MCP TypeScript SDK for the MCP tests (npm ci in $tsclient)"
+  (cd "$tsclient" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$tsclient/package-lock.json" "$tsclient/node_modules/.coderun-lock"
+  done_
+fi
+# --- end of the MCP tests' step ---

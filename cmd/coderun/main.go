@@ -121,6 +121,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newEvalCmd(g))
 	root.AddCommand(newAskCmd(g), newRunsCmd(g), newReviewCmd(g))
 	root.AddCommand(newReplCmd(g), newNotebookCmd(g))
+	root.AddCommand(newMCPCmd(g))
 	root.AddCommand(newVersionCmd(), newConfigCmd(g))
 	g.registerConfig(root)
 	// The runtime's flags belong to the commands that start sandboxes, and
@@ -140,6 +141,7 @@ func newRootCmd() *cobra.Command {
 var runtimeCommands = [][]string{
 	{"exec"}, {"doctor"}, {"eval"}, {"ask"}, {"repl"}, {"notebook", "run"},
 	{"runs", "resume"}, {"review", "approve"}, {"review", "reject"},
+	{"mcp"},
 }
 
 // usageErrors makes every way of calling a command wrongly a usage error
