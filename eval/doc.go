@@ -8,8 +8,9 @@
 //	problem.go  one benchmark problem in one of three shapes (HumanEval, MBPP,
 //	            generic {id, code, test}), detected per line or forced; a
 //	            problem turns a solution into the item to run (Problem.Item)
-//	harness.go  the program of HumanEval and MBPP items: harness.py, which
-//	            runs the tests and the solution in two processes
+//	harness.go  the program of HumanEval, MBPP and generic Python items:
+//	            harness.py, which runs the tests and the solution in two
+//	            processes
 //	samples.go  a model's completions ({task_id, completion}, several per
 //	            task), joined to their problems as the reference harness does
 //	run.go      Run: items in, verdicts out as they complete, at a chosen
@@ -87,14 +88,43 @@
 // most of it compiling the harness's source (7 to 10 ms); the fork costs
 // about 2 ms, and the harness's imports nothing, as the zygote has them.
 //
-// Generic {id, code, test} items, and programs in languages other than
-// Python, keep the harness of one process: an epilogue appended to the
-// program copies its standard input (the marker) to its output. There a
-// solution runs in the same process as the tests that judge it, so one
-// that reads its standard input and prints it, returns an object equal to
-// everything, or patches builtins or the tests, is scored passed: treat
-// those verdicts on untrusted code as a claim that an audit can check (the
+// Generic {id, code, test} items in Python run in the same harness: the
+// code in U, the test in T, with every name the test uses that is not a
+// builtin standing for the solution's (functions, classes, module-level
+// values, and modules, which cross as T's own copy of the installed module
+// of that name). Generic tests use the solution's classes, so there the
+// tests may also read the attributes of the solution's objects, each read
+// answered by U as a call is (Solution().two_sum(...), s.push(1), s.size).
+// What that leaves to the solution: a test that reads an attribute or calls
+// a method of an object the solution returned (rather than comparing a
+// value) gets the solution's answer, as it would in one process; a test
+// that compares the value itself cannot be fooled, since a value of the
+// solution's own type stays a handle that refuses comparison. And these
+// differ from one process: a module-level value is read once, when the
+// tests start (a later change by the solution's functions is not seen); a
+// test cannot set an attribute of the solution's objects, use one of its
+// classes in isinstance, or capture what the solution prints.
+//
+// Generic items in other languages (bash, node) keep the harness of one
+// process: an epilogue appended to the program copies its standard input
+// (the marker) to its output. There a solution runs in the same process as
+// the tests that judge it, so one that reads its standard input and prints
+// it (bash: read; node: fs.readFileSync(0)), or that redefines what the
+// tests use (a bash function named test or [, node's assert or
+// console.assert, Object.prototype), is scored passed. An early exit(0) or
+// process.exit(0), and a marker-shaped line, still fail. Treat those
+// verdicts on untrusted code as a claim that an audit can check (the
 // stdout, stderr and code are kept), not as proof.
+//
+// A harness for another language follows the same shape: a trusted
+// process T that starts the solution's process U before any solution code
+// runs, takes U's standard input away, reads the marker and the tests from
+// its own standard input only then, runs the tests with the solution's
+// names standing for calls into U over pipes that carry plain data only,
+// decodes U's answers without running any of U's code, and prints the
+// marker only when every test passed. The program Problem.Item builds is
+// then T with the solution as data (as harnessProgram does) and the tests
+// in Item.Tests, which Run sends after the marker.
 //
 // The package knows nothing of terminals or flags; cmd/coderun's eval
 // command is a thin layer over it, and a server can expose Run as it is.

@@ -1,7 +1,10 @@
 package eval
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/coderun/coderun/sandbox"
 )
@@ -68,6 +71,115 @@ for s in seen:
 		}
 		if !ok || v.Status != want {
 			t.Errorf("%s: %s (%s), want %s", it.ID, v.Status, v.Error, want)
+		}
+	}
+}
+
+// genericItem is a generic {id, code, test} Python problem's item for code.
+func genericItem(t *testing.T, id, code, test string) (now, before Item) {
+	t.Helper()
+	line, err := json.Marshal(map[string]string{"id": id, "code": code, "test": test})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ReadProblems(bytes.NewReader(line), ReadOptions{}, StopAtBadLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = ps[0].Reference()
+	// The item as generic items ran before they got the harness: solution
+	// then tests, one program.
+	before = Item{ID: id, TaskID: id, Code: code + "\n" + test}
+	return now, before
+}
+
+// A generic item's solution that fails its tests must not pass by forging
+// the verdict: by echoing its standard input (the marker), leaving early
+// with status 0, patching the builtins or the tests, replacing an assertion
+// with an object equal to everything, or reaching the tests' process
+// (killing or stopping it, its /proc entries, its memory). Each forgery
+// below fails `f(2) == 4` and the other tests, and most of them passed when
+// a generic item was one program.
+func TestForgedGenericVerdicts(t *testing.T) {
+	const test = "assert f(2) == 4\nassert sorted(f([3, 1])) == [1, 1, 3, 3]\nassert len(f('ab')) == 4\n"
+	forgeries := []struct{ name, code string }{
+		{"stdin echoed at load", "import os, sys\nos.write(1, b'\\n' + sys.stdin.buffer.read())\nos._exit(0)\n"},
+		{"stdin echoed by the function", "def f(x):\n    import os, sys\n    os.write(1, b'\\n' + sys.stdin.buffer.read())\n    os._exit(0)\n"},
+		{"stdin echoed in an atexit hook", "import atexit, os, sys\natexit.register(lambda: (os.write(1, b'\\n' + sys.stdin.buffer.read()), os._exit(0)))\ndef f(x):\n    return x\n"},
+		{"stdin read through /proc", "def f(x):\n    import os\n    for fd in ('/proc/self/fd/0', '/proc/%d/fd/0' % os.getppid()):\n        try:\n            os.write(1, b'\\n' + open(fd, 'rb').read())\n        except OSError:\n            pass\n    os._exit(0)\n"},
+		{"sys.exit(0) at load", "import sys\nsys.exit(0)\n"},
+		{"os._exit(0) in the function", "def f(x):\n    import os\n    os._exit(0)\n"},
+		{"SystemExit raised in an atexit hook", "import atexit\ndef stop():\n    raise SystemExit(0)\natexit.register(stop)\ndef f(x):\n    return x\n"},
+		{"always equal", "def f(x):\n    class E:\n        def __eq__(self, other):\n            return True\n        def __len__(self):\n            return 4\n        def __iter__(self):\n            return iter([3, 1, 3, 1])\n    return E()\n"},
+		{"builtins replaced", "import builtins\nbuiltins.AssertionError = type('Nothing', (Exception,), {})\nbuiltins.sorted = lambda x: [1, 1, 3, 3]\nbuiltins.len = lambda x: 4\ndef f(x):\n    return 4 if x == 2 else None\n"},
+		{"builtins shadowed", "def f(x):\n    return 4 if x == 2 else None\ndef sorted(x):\n    return [1, 1, 3, 3]\ndef len(x):\n    return 4\n"},
+		{"test globals patched through frames and gc", "import gc, sys\ndef f(x):\n    f = sys._getframe(1)\n    while f:\n        f.f_globals['sorted'] = lambda x: [1, 1, 3, 3]\n        f.f_globals['len'] = lambda x: 4\n        f.f_builtins['AssertionError'] = type('Nothing', (Exception,), {})\n        f = f.f_back\n    return 4\n"},
+		{"parent killed", "def f(x):\n    import os, signal\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 4\n"},
+		{"parent terminated, then exit 0", "def f(x):\n    import os, signal\n    os.kill(os.getppid(), signal.SIGTERM)\n    os._exit(0)\n"},
+		{"parent's process group signalled", "def f(x):\n    import os, signal\n    os.killpg(0, signal.SIGINT)\n    return 4\n"},
+		{"parent's stdin, stdout and memory through /proc", "def f(x):\n    import os\n    pp = os.getppid()\n    for path in ('/proc/%d/fd/0' % pp, '/proc/%d/mem' % pp):\n        try:\n            data = open(path, 'rb').read(1 << 16)\n        except OSError:\n            continue\n        with open('/proc/%d/fd/1' % pp, 'wb') as out:\n            out.write(b'\\n' + data)\n    os._exit(0)\n"},
+		{"marker shape", "import os\nprint('\\ncoderun-eval-done-' + os.urandom(12).hex())\nos._exit(0)\n"},
+	}
+	var its, before []Item
+	for _, f := range forgeries {
+		now, old := genericItem(t, f.name, f.code, test)
+		its, before = append(its, now), append(before, old)
+	}
+	honest, _ := genericItem(t, "honest", "def f(x):\n    return x * 2\n", test)
+	its = append(its, honest)
+	got, _, _ := runReal(t, its, Options{Limits: sandbox.Limits{WallTime: 5 * time.Second}})
+	was, _, _ := runReal(t, before, Options{Limits: sandbox.Limits{WallTime: 5 * time.Second}})
+	passedBefore := 0
+	for _, f := range forgeries {
+		v := got[f.name]
+		if v.Status == Passed || v.Status == "" {
+			t.Errorf("%s: %s, want failed\n%s", f.name, v.Status, v.Stderr)
+		}
+		if was[f.name].Status == Passed {
+			passedBefore++
+		}
+		t.Logf("%s: now %s (%s); in one process %s", f.name, v.Status, v.Error, was[f.name].Status)
+	}
+	if v := got["honest"]; v.Status != Passed {
+		t.Errorf("the honest solution: %s %s\n%s", v.Status, v.Error, v.Stderr)
+	}
+	if passedBefore < 6 {
+		t.Errorf("only %d forgeries passed in one process: the scenarios no longer test anything", passedBefore)
+	}
+}
+
+// Generic items whose tests use the solution the ways generic tests do
+// still pass through the harness: its functions, classes and their
+// methods (Solution().f(x)), objects with state, its module-level values,
+// the modules it imported, its exceptions; and a wrong answer still fails
+// at the assertion's line.
+func TestGenericItemsThroughTheHarness(t *testing.T) {
+	cases := []struct {
+		name, code, test string
+		status           Status
+		line             string
+	}{
+		{"function", "def f(x):\n    return x + 1\n", "assert f(1) == 2\n", Passed, ""},
+		{"module-level value", "x = [1, 2]\ny = {'a': (1, 2.5)}\n", "assert x == [1, 2] and y['a'][1] == 2.5\n", Passed, ""},
+		{"class with methods", "class Solution:\n    def twoSum(self, nums, target):\n        seen = {}\n        for i, n in enumerate(nums):\n            if target - n in seen:\n                return [seen[target - n], i]\n            seen[n] = i\n", "assert Solution().twoSum([2, 7, 11, 15], 9) == [0, 1]\ns = Solution()\nassert s.twoSum([3, 3], 6) == [0, 1]\n", Passed, ""},
+		{"object with state", "class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n        self.items.append(x)\n    def pop(self):\n        return self.items.pop()\n    @property\n    def size(self):\n        return len(self.items)\n", "s = Stack()\ns.push(1)\ns.push(2)\nassert s.size == 2\nassert s.pop() == 2 and s.items == [1]\n", Passed, ""},
+		{"the solution's imports", "import math\nimport collections as c\ndef area(r):\n    return math.pi * r * r\n", "assert area(1) == math.pi\nassert c.Counter('aab')['a'] == 2\n", Passed, ""},
+		{"tests with helpers and exceptions", "def f(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x\n", "def check(g):\n    try:\n        g(-1)\n    except ValueError as e:\n        assert str(e) == 'negative'\n    else:\n        raise AssertionError('no error')\ncheck(f)\n", Passed, ""},
+		{"wrong answer", "def f(x):\n    return x\n", "assert f(1) == 1\nassert f(2) == 3, 'f(2) is wrong'\n", Failed, "assert f(2) == 3, 'f(2) is wrong'"},
+		{"missing name", "def g(x):\n    return x\n", "assert f(1) == 1\n", Failed, "assert f(1) == 1"},
+		{"a returned object is not a value", "def f():\n    class E:\n        def __eq__(self, o):\n            return True\n    return E()\n", "assert f() == 3\n", Failed, "assert f() == 3"},
+	}
+	var its []Item
+	for _, c := range cases {
+		it, _ := genericItem(t, c.name, c.code, c.test)
+		its = append(its, it)
+	}
+	got, _, _ := runReal(t, its, Options{})
+	for _, c := range cases {
+		v := got[c.name]
+		t.Logf("%s: %s %q at %q", c.name, v.Status, v.Error, v.Line)
+		if v.Status != c.status || (c.line != "" && v.Line != c.line) {
+			t.Errorf("%s: %s %q at %q, want %s at %q\n%s", c.name, v.Status, v.Error, v.Line, c.status, c.line, v.Stderr)
 		}
 	}
 }

@@ -25,14 +25,32 @@ var harnessSource string
 // harness reads them from its standard input (harnessTests) after it has
 // forked the solution's process.
 func harnessProgram(solution, prompt, entry, setup string) string {
+	return harnessCall(false, solution, prompt, entry, setup)
+}
+
+// genericProgram is the program that tests a generic item's solution in a
+// process of its own: the harness, and a call that hands it the solution;
+// the tests (harnessTests) may use any name the solution defines that is
+// not a builtin, and read the attributes of its objects (Solution().f(x)).
+func genericProgram(solution string) string {
+	return harnessCall(true, solution, "", "", "")
+}
+
+// harnessCall is the harness followed by its call: _run(solution, prompt,
+// entry, setup), and attributes=True when the tests may read the
+// attributes of the solution's objects.
+func harnessCall(attributes bool, args ...string) string {
 	var b strings.Builder
 	b.WriteString(harnessLoader())
 	b.WriteString("\n_run(")
-	for i, s := range []string{solution, prompt, entry, setup} {
+	for i, s := range args {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(pyString(s))
+	}
+	if attributes {
+		b.WriteString(", attributes=True")
 	}
 	b.WriteString(")\n")
 	return b.String()

@@ -83,6 +83,8 @@ class SolutionObject:
         raise self._refuse("searched")
 
     def __getattr__(self, name):
+        if self._link.attributes and not (name.startswith("__") and name.endswith("__")):
+            return self._link.getattr(self, name)
         raise AttributeError("the solution's %s object's attribute %r cannot be read across the process boundary: %s" % (self._type, name, _PLAIN))
 
 
@@ -286,6 +288,15 @@ def _solution(source, setup, conn):
         if msg[0] == "N":
             conn.send(["R", [[n, _encode(g[n], ref)] for n in msg[1] if n in g and not (n.startswith("__") and n.endswith("__"))]])
             continue
+        if msg[0] == "A":
+            try:
+                result = getattr(deref(msg[1]), msg[2])
+                reply = ["R", _encode(result, ref), []]
+            except BaseException as e:
+                fail(e)
+                continue
+            conn.send(reply)
+            continue
         fn = deref(msg[1])
         args = [_decode(a, deref) for a in msg[2]]
         kwargs = {k: _decode(v, deref) for k, v in msg[3]}
@@ -309,10 +320,14 @@ def _solution(source, setup, conn):
 # --- T: the tests' process -----------------------------------------------
 
 class _Link:
-    """T's side of the conversation with U."""
+    """T's side of the conversation with U. With attributes, the tests may
+    read the attributes of the solution's objects (generic items, whose
+    tests use the solution's classes: Solution().method(...)), each read
+    answered by U as a call is; and a module of the solution's crosses as
+    T's own copy of a module of that name from the installation, if any."""
 
-    def __init__(self, pid, conn):
-        self.pid, self.conn = pid, conn
+    def __init__(self, pid, conn, attributes=False):
+        self.pid, self.conn, self.attributes = pid, conn, attributes
         self.classes = {}
 
     def ref(self, x, name=None):
@@ -323,7 +338,18 @@ class _Link:
             raise SolutionProtocolError("malformed object")
         if x[0] == "m" and x[2] == name and name in _MODULES:
             return __import__(name)
+        if x[0] == "m" and self.attributes:
+            module = _installed_module(x[2])
+            if module is not None:
+                return module
         return SolutionObject(x[1], x[2], self)
+
+    def getattr(self, target, name):
+        self.conn.send(["A", ["r", target._id], name])
+        msg = self.recv()
+        if len(msg) != 3:
+            raise SolutionProtocolError("malformed attribute")
+        return _decode(msg[1], self.ref)
 
     def recv(self):
         msg = self.conn.recv()
@@ -404,6 +430,20 @@ class _Link:
             elif type(k) is str and k in kwargs:
                 _copy_back(kwargs[k], _decode(v, self.ref))
         return result
+
+
+def _installed_module(name):
+    """T's own copy of the module name, imported from the installation's
+    directories only (_trusted_path), or None."""
+    if type(name) is not str or name.startswith("_") or name.partition(".")[0] in ("this", "antigravity"):
+        return None  # T's own __main__ is not the solution's; nor are modules that act when imported
+    if not all(p.isidentifier() for p in name.split(".")):
+        return None
+    try:
+        __import__(name)
+        return sys.modules[name]
+    except BaseException:
+        return None
 
 
 def _copy_back(orig, new):
@@ -502,7 +542,7 @@ def _stdin():
         parts.append(b)
 
 
-def _run(solution, prompt="", entry="", setup=""):
+def _run(solution, prompt="", entry="", setup="", attributes=False):
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE: U may not read T's memory or descriptors
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
@@ -534,7 +574,7 @@ def _run(solution, prompt="", entry="", setup=""):
     os.close(rep_w)
     _trusted_path()
     marker, _, payload = _stdin().partition(b"\n")
-    link = _Link(pid, _Conn(rep_r, req_w))
+    link = _Link(pid, _Conn(rep_r, req_w), attributes)
     try:
         payload = json.loads(payload) if payload.strip() else {}
         tests = payload.get("tests") or ""

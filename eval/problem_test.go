@@ -89,11 +89,18 @@ func TestGenericFormatAndLanguage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ps) != 2 || ps[0].Format != Generic || ps[0].Reference().Code != "x = 1\nassert x == 1" {
+	if len(ps) != 2 || ps[0].Format != Generic {
 		t.Fatalf("problems = %+v", ps)
+	}
+	// Python: the two-process harness, the tests on its standard input.
+	if it := ps[0].Reference(); !strings.HasSuffix(it.Code, "\n_run(\"x = 1\", \"\", \"\", \"\", attributes=True)\n") || !strings.Contains(it.Tests, "assert x == 1") || strings.Contains(it.Code, "assert x") {
+		t.Errorf("generic Python item: code ...%q, tests %q", it.Code[max(0, len(it.Code)-80):], it.Tests)
 	}
 	if ps[1].TaskID != "b" || ps[1].Language != "bash" {
 		t.Errorf("second = %+v", ps[1])
+	}
+	if it := ps[1].Reference(); it.Code != "X=1\n[ $X = 1 ]" || it.Tests != "" {
+		t.Errorf("generic bash item: %+v", it)
 	}
 	if len(bad) != 1 || bad[0].Line != 3 || !strings.Contains(bad[0].Error(), "in:3:") || !strings.Contains(bad[0].Error(), "cobol") {
 		t.Errorf("bad = %v", bad)
