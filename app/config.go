@@ -10,6 +10,7 @@ import (
 
 	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/session"
 	"github.com/coderun/coderun/store"
 )
@@ -32,6 +33,8 @@ type Config struct {
 	Session SessionConfig
 	// Agent are the defaults of agent runs.
 	Agent AgentConfig
+	// Server configures `coderun serve` (see serve.go).
+	Server ServerConfig
 
 	settings []*setting
 	sources  map[string]Source
@@ -193,8 +196,10 @@ type setting struct {
 	env   string        // the environment variable that sets it, if any
 	field reflect.Value // addressable
 	bytes bool          // an int64 size written with a unit
-	check func(v any) error
-	want  string // if set, what any bad value is told instead
+	// secret is set for a list of API keys: shown by their hashes only.
+	secret bool
+	check  func(v any) error
+	want   string // if set, what any bad value is told instead
 }
 
 // Defaults is the configuration before any file, variable or flag: the
@@ -208,6 +213,7 @@ func Defaults(getenv func(string) string) *Config {
 		Session: SessionConfig{Limits: session.DefaultLimits, Grace: session.DefaultGrace, MaxSessions: 100, IdleTimeout: 30 * time.Minute},
 		Agent: AgentConfig{Mode: agent.ModeSingle, Format: agent.FormatTool, Approve: ApproveAsk,
 			MaxRetries: agent.DefaultMaxRetries, TimeoutRetries: agent.DefaultTimeoutRetries, MaxSteps: agent.DefaultMaxSteps},
+		Server:  defaultServerConfig(),
 		sources: map[string]Source{},
 	}
 	c.bind()
@@ -275,6 +281,8 @@ func (c *Config) bind() {
 	add("agent.max_steps", "", &a.MaxSteps, notNegative)
 	add("agent.max_tokens", "", &a.MaxTokens, notNegative)
 	add("agent.max_time", "", &a.MaxTime, notNegative)
+
+	c.bindServer(add, size)
 }
 
 // oneOf accepts the strings given.
@@ -431,6 +439,9 @@ func (s *setting) value() any {
 		out := make([]string, f.Len())
 		for i := range out {
 			out[i] = f.Index(i).String()
+			if s.secret {
+				out[i] = server.HashKey(out[i])
+			}
 		}
 		return out
 	}

@@ -44,4 +44,7 @@ type Surface struct {
 	// OwnAuth is set when Handler authenticates requests itself (with the
 	// server's Keys); otherwise the server authenticates before calling it.
 	OwnAuth bool
+	// OpenAPI is the surface's part of coderun's OpenAPI document; a
+	// surface that serves routes under /v1 must document them all.
+	OpenAPI *APIDoc
 }

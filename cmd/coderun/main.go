@@ -123,6 +123,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newReplCmd(g), newNotebookCmd(g))
 	root.AddCommand(newMCPCmd(g))
 	root.AddCommand(newVersionCmd(), newConfigCmd(g))
+	root.AddCommand(newServeCmd(g))
 	g.registerConfig(root)
 	// The runtime's flags belong to the commands that start sandboxes, and
 	// only their help shows them.
@@ -141,7 +142,7 @@ func newRootCmd() *cobra.Command {
 var runtimeCommands = [][]string{
 	{"exec"}, {"doctor"}, {"eval"}, {"ask"}, {"repl"}, {"notebook", "run"},
 	{"runs", "resume"}, {"review", "approve"}, {"review", "reject"},
-	{"mcp"},
+	{"mcp"}, {"serve"},
 }
 
 // usageErrors makes every way of calling a command wrongly a usage error

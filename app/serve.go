@@ -1,0 +1,245 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/session"
+)
+
+// ServerConfig configures `coderun serve`.
+type ServerConfig struct {
+	// Addr is the address the server listens on (host:port).
+	Addr string
+	// APIKeys are "TENANT:KEY" or "TENANT:sha256:HEX" (see
+	// server.ParseKeys); `coderun config` shows them hashed.
+	APIKeys []string
+	// InsecureLocal serves without keys, on a loopback address only: every
+	// request without a key is server.DefaultTenant's.
+	InsecureLocal bool
+	// MaxBody caps a request's body.
+	MaxBody int64
+	// Grace is how long a shutdown lets running requests finish.
+	Grace time.Duration
+	// TenantSessions, TenantExecutions and TenantRate bound each tenant:
+	// sessions open at once, executions running at once, requests per
+	// second (with bursts of TenantBurst). 0: no bound.
+	TenantSessions   int
+	TenantExecutions int
+	TenantRate       int
+	TenantBurst      int
+}
+
+// Environment variables of the server's settings.
+const (
+	EnvAddr    = "CODERUN_ADDR"     // server.addr
+	EnvAPIKeys = "CODERUN_API_KEYS" // server.api_keys, comma-separated
+)
+
+func defaultServerConfig() ServerConfig {
+	return ServerConfig{Addr: "127.0.0.1:8080", MaxBody: server.DefaultMaxBody, Grace: server.DefaultGrace,
+		TenantSessions: 20, TenantExecutions: 8, TenantRate: 100}
+}
+
+// bindServer adds the server's settings.
+func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) error) *setting, size func(string, string, *int64, func(any) error)) {
+	s := &c.Server
+	add("server.addr", EnvAddr, &s.Addr, func(v any) error {
+		_, _, err := net.SplitHostPort(v.(string))
+		return err
+	})
+	add("server.api_keys", EnvAPIKeys, &s.APIKeys, func(v any) error {
+		_, err := server.ParseKeys(v.([]string))
+		return err
+	}).secret = true
+	add("server.insecure_local", "", &s.InsecureLocal, nil)
+	size("server.max_body", "", &s.MaxBody, positive)
+	add("server.grace", "", &s.Grace, positive)
+	add("server.tenant_sessions", "", &s.TenantSessions, notNegative)
+	add("server.tenant_executions", "", &s.TenantExecutions, notNegative)
+	add("server.tenant_rate", "", &s.TenantRate, notNegative)
+	add("server.tenant_burst", "", &s.TenantBurst, notNegative)
+}
+
+// Services are what the server's surfaces are built from, shared by all
+// of them: one runtime, one session manager, the tenants' limits, the
+// metrics and the log.
+type Services struct {
+	Config *Config
+	// Runtime runs one-shot executions; Sessions keeps every tenant's
+	// sessions (use Sessions.Tenant(name)).
+	Runtime  sandbox.Runtime
+	Sessions *session.Manager
+	// Auth authenticates requests for a surface with OwnAuth; Tenants
+	// enforces the per-tenant limits.
+	Auth    server.Auth
+	Tenants *server.Tenants
+	Metrics *server.Metrics
+	Logger  *slog.Logger
+	// Version is the program's version, for documents and banners.
+	Version string
+
+	closers []func() error
+}
+
+// OnClose has f called when the server has shut down, before the sessions
+// and the runtime are closed: a surface's background work stops there.
+func (s *Services) OnClose(f func() error) { s.closers = append(s.closers, f) }
+
+// surfaceFunc builds one surface of the server.
+type surfaceFunc func(*Services) (server.Surface, error)
+
+// Surfaces lists what `coderun serve` mounts, one line per surface: a
+// new surface is one line here and a function beside this file
+// (app/serve_NAME.go) that builds it from the Services.
+func Surfaces() []surfaceFunc {
+	return []surfaceFunc{
+		coderunAPI, // coderun's own API under /v1 (server/api)
+	}
+}
+
+// ServeOptions are what a server is built with besides the configuration.
+type ServeOptions struct {
+	Logger  *slog.Logger
+	Version string
+}
+
+// Served is a server built from the configuration, with what it owns.
+type Served struct {
+	Server   *server.Server
+	Services *Services
+	// Surfaces are the surfaces mounted, in the order of Surfaces().
+	Surfaces []server.Surface
+	addr     string
+	close    sync.Once
+	closeErr error
+}
+
+// NewServer builds `coderun serve` from the configuration: it checks the
+// keys (none is refused, unless insecure local mode on loopback), opens
+// the runtime and the session manager, builds every surface of
+// Surfaces and mounts them. Configuration problems match ErrConfig; a
+// runtime that cannot start is a *RuntimeError.
+func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
+	sc := c.Server
+	keys, err := server.ParseKeys(sc.APIKeys)
+	if err != nil {
+		return nil, &SettingError{Key: "server.api_keys", Source: c.Source("server.api_keys"), Err: err}
+	}
+	if keys.Len() == 0 && !sc.InsecureLocal {
+		return nil, configError{fmt.Errorf("%w: set server.api_keys (or $%s) to TENANT:KEY entries, or serve this machine only with --insecure-local", server.ErrNoKeys, EnvAPIKeys)}
+	}
+	if sc.InsecureLocal {
+		if err := loopbackOnly(sc.Addr); err != nil {
+			return nil, &SettingError{Key: "server.addr", Value: sc.Addr, Source: c.Source("server.addr"), Err: err}
+		}
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	rt, err := c.OpenRuntime()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := c.NewManager(rt)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	svc := &Services{Config: c, Runtime: rt, Sessions: mgr, Auth: server.Auth{Keys: keys, InsecureLocal: sc.InsecureLocal},
+		Tenants: server.NewTenants(server.TenantLimits{Sessions: sc.TenantSessions, Executions: sc.TenantExecutions,
+			Rate: float64(sc.TenantRate), Burst: sc.TenantBurst}),
+		Metrics: server.NewMetrics(), Logger: logger, Version: opts.Version}
+	fail := func(err error) (*Served, error) {
+		_ = svc.close()
+		return nil, err
+	}
+	if err := poolGauges(svc); err != nil {
+		return fail(err)
+	}
+	var surfaces []server.Surface
+	for _, build := range Surfaces() {
+		sf, err := build(svc)
+		if err != nil {
+			return fail(fmt.Errorf("build the server's surfaces: %w", err))
+		}
+		surfaces = append(surfaces, sf)
+	}
+	srv, err := server.New(server.Options{Keys: keys, InsecureLocal: sc.InsecureLocal, Surfaces: surfaces, Tenants: svc.Tenants,
+		MaxBody: sc.MaxBody, Grace: sc.Grace, Metrics: svc.Metrics, Logger: logger,
+		Info: server.APIInfo{Title: "coderun", Version: opts.Version}})
+	if err != nil {
+		return fail(err)
+	}
+	return &Served{Server: srv, Services: svc, Surfaces: surfaces, addr: sc.Addr}, nil
+}
+
+// poolGauges exports the sizes of the runtime's pools of pre-started
+// sandboxes, where it has them.
+func poolGauges(svc *Services) error {
+	pr, ok := svc.Runtime.(interface{ PoolReady(sandbox.Language) int })
+	if !ok {
+		return nil
+	}
+	for _, lang := range sandbox.Languages() {
+		if err := svc.Metrics.AddGauge("coderun_pool_ready", "Pre-started sandboxes waiting, by language.",
+			map[string]string{"language": string(lang)}, func() float64 { return float64(pr.PoolReady(lang)) }); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// loopbackOnly refuses an address that is not a loopback one.
+func loopbackOnly(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return errors.New("--insecure-local serves this machine only: listen on a loopback address (127.0.0.1, ::1, localhost)")
+}
+
+// Addr is the address the server listens on.
+func (s *Served) Addr() string { return s.addr }
+
+// Run serves until ctx is done, then shuts down gracefully (see
+// server.Server.Serve) and closes the sessions and the runtime.
+func (s *Served) Run(ctx context.Context) error {
+	err := s.Server.ListenAndServe(ctx, s.addr)
+	return errors.Join(err, s.Close())
+}
+
+// Serve is Run on a listener the caller made.
+func (s *Served) Serve(ctx context.Context, ln net.Listener) error {
+	err := s.Server.Serve(ctx, ln)
+	return errors.Join(err, s.Close())
+}
+
+// Close closes the sessions and the runtime.
+func (s *Served) Close() error {
+	s.close.Do(func() { s.closeErr = s.Services.close() })
+	return s.closeErr
+}
+
+// close stops the surfaces' work, then closes the sessions and the runtime.
+func (s *Services) close() error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	return errors.Join(append(errs, s.Sessions.Close(), s.Runtime.Close())...)
+}

@@ -1,0 +1,389 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/session"
+)
+
+// sessionRequest creates a session: POST /v1/sessions.
+type sessionRequest struct {
+	// Language is python (the default) or bash.
+	Language sandbox.Language  `json:"language,omitempty"`
+	Limits   limitsIn          `json:"limits"`
+	Files    []fileIn          `json:"files,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+	// IdleTimeout closes the session after this long unused; zero: the
+	// server's (its maximum).
+	IdleTimeout duration `json:"idle_timeout,omitempty"`
+}
+
+// sessionInfo is a session as the API shows it.
+type sessionInfo struct {
+	session.Info
+	IdleTimeout string `json:"idle_timeout"`
+}
+
+func (a *API) info(s *session.Session) sessionInfo {
+	a.mu.Lock()
+	idle := a.opts.MaxIdle
+	if t := a.sessions[s.ID()]; t != nil {
+		idle = t.idle
+	}
+	a.mu.Unlock()
+	return sessionInfo{Info: s.Info(), IdleTimeout: idle.String()}
+}
+
+func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
+	tn, ok := tenant(w, r)
+	if !ok {
+		return
+	}
+	var in sessionRequest
+	if !server.DecodeJSON(w, r, &in) {
+		return
+	}
+	cfg, idle, err := a.sessionConfig(in)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	sessions, err := a.opts.Sessions.Tenant(tn)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	release, err := a.opts.Tenants.ReserveSession(tn)
+	if err != nil {
+		// Sessions the Manager closed on its own may still hold places.
+		a.sweep(time.Now())
+		release, err = a.opts.Tenants.ReserveSession(tn)
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	s, err := sessions.Create(r.Context(), cfg)
+	if err != nil {
+		release()
+		writeErr(w, err)
+		return
+	}
+	a.mu.Lock()
+	a.sessions[s.ID()] = &tracked{tenant: tn, release: release, idle: idle}
+	a.mu.Unlock()
+	if m := a.opts.Metrics; m != nil {
+		m.SandboxStart("session", s.Info().Pooled)
+	}
+	w.Header().Set("Location", "/v1/sessions/"+s.ID())
+	server.WriteJSON(w, http.StatusCreated, a.info(s))
+}
+
+// sessionConfig is the session's configuration: the server's defaults for
+// the language, with the request's limits, files and environment over them.
+func (a *API) sessionConfig(in sessionRequest) (session.Config, time.Duration, error) {
+	lang := in.Language
+	if lang == "" {
+		lang = sandbox.Python
+	}
+	if lang != sandbox.Python && lang != sandbox.Bash {
+		return session.Config{}, 0, badInput(fmt.Sprintf("language %q has no sessions: want python or bash", lang))
+	}
+	cfg := a.opts.Session(lang)
+	cfg.Language = lang
+	limits, err := in.Limits.limits(cfg.Limits.WithDefaults(session.DefaultLimits))
+	if err != nil {
+		return session.Config{}, 0, err
+	}
+	if in.Limits.CPUTime == 0 {
+		limits.CPUTime = cfg.Limits.CPUTime // a session's zero means no CPU limit per cell
+	}
+	cfg.Limits = limits
+	if cfg.Files, err = files(in.Files); err != nil {
+		return session.Config{}, 0, err
+	}
+	if len(in.Env) > 0 {
+		env := map[string]string{}
+		for k, v := range cfg.Env {
+			env[k] = v
+		}
+		for k, v := range in.Env {
+			env[k] = v
+		}
+		cfg.Env = env
+	}
+	idle := time.Duration(in.IdleTimeout)
+	switch {
+	case idle < 0:
+		return session.Config{}, 0, badInput("idle_timeout is negative")
+	case idle > a.opts.MaxIdle:
+		return session.Config{}, 0, badInput(fmt.Sprintf("idle_timeout %s is longer than the server's %s", idle, a.opts.MaxIdle))
+	case idle == 0:
+		idle = a.opts.MaxIdle
+	}
+	return cfg, idle, nil
+}
+
+func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
+	tn, ok := tenant(w, r)
+	if !ok {
+		return
+	}
+	sessions, err := a.opts.Sessions.Tenant(tn)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	out := []sessionInfo{}
+	for _, info := range sessions.List() {
+		a.mu.Lock()
+		idle := a.opts.MaxIdle
+		if t := a.sessions[info.ID]; t != nil {
+			idle = t.idle
+		}
+		a.mu.Unlock()
+		out = append(out, sessionInfo{Info: info, IdleTimeout: idle.String()})
+	}
+	server.WriteJSON(w, http.StatusOK, map[string]any{"sessions": out})
+}
+
+// session finds the request's session among its tenant's; another
+// tenant's answers 404 as an unknown id does.
+func (a *API) session(w http.ResponseWriter, r *http.Request) (*session.Session, bool) {
+	tn, ok := tenant(w, r)
+	if !ok {
+		return nil, false
+	}
+	sessions, err := a.opts.Sessions.Tenant(tn)
+	if err != nil {
+		writeErr(w, err)
+		return nil, false
+	}
+	s, err := sessions.Get(r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return nil, false
+	}
+	return s, true
+}
+
+func (a *API) getSession(w http.ResponseWriter, r *http.Request) {
+	if s, ok := a.session(w, r); ok {
+		server.WriteJSON(w, http.StatusOK, a.info(s))
+	}
+}
+
+func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) {
+	s, ok := a.session(w, r)
+	if !ok {
+		return
+	}
+	err := s.Close()
+	a.untrack(s.ID())
+	if err != nil && !errors.Is(err, session.ErrClosed) {
+		writeErr(w, fmt.Errorf("close session %s: %w", s.ID(), err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// untrack gives the session's place back to its tenant.
+func (a *API) untrack(id string) {
+	a.mu.Lock()
+	t := a.sessions[id]
+	delete(a.sessions, id)
+	a.mu.Unlock()
+	if t != nil {
+		t.release()
+	}
+}
+
+// reap closes sessions past their own idle timeout and forgets those the
+// Manager closed, until Close.
+func (a *API) reap() {
+	defer a.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case now := <-t.C:
+			a.sweep(now)
+		}
+	}
+}
+
+// sweep does one round of reap.
+func (a *API) sweep(now time.Time) {
+	type entry struct {
+		id string
+		t  *tracked
+	}
+	a.mu.Lock()
+	all := make([]entry, 0, len(a.sessions))
+	for id, t := range a.sessions {
+		all = append(all, entry{id, t})
+	}
+	a.mu.Unlock()
+	for _, e := range all {
+		sessions, err := a.opts.Sessions.Tenant(e.t.tenant)
+		if err != nil {
+			continue
+		}
+		s, err := sessions.Get(e.id)
+		if err != nil {
+			a.untrack(e.id) // evicted or closed
+			continue
+		}
+		info := s.Info()
+		if !info.Busy && now.Sub(info.LastUsed) > e.t.idle {
+			a.opts.Logger.Info("session idle: closed", "session", e.id, "tenant", e.t.tenant, "idle_timeout", e.t.idle.String())
+			_ = s.Close()
+			a.untrack(e.id)
+		}
+	}
+}
+
+// executeRequest is a cell: POST /v1/sessions/{id}/execute.
+type executeRequest struct {
+	Code string `json:"code"`
+	// Timeout overrides the session's time limit for this cell.
+	Timeout duration `json:"timeout,omitempty"`
+}
+
+// execute runs a cell. With "Accept: text/event-stream" its outputs are
+// sent as Server-Sent Events as they happen ("output" events), then the
+// cell ("done"); otherwise the cell is answered once it has ended. A
+// client that goes away interrupts its cell.
+func (a *API) execute(w http.ResponseWriter, r *http.Request) {
+	s, ok := a.session(w, r)
+	if !ok {
+		return
+	}
+	var in executeRequest
+	if !server.DecodeJSON(w, r, &in) {
+		return
+	}
+	switch {
+	case strings.TrimSpace(in.Code) == "":
+		badRequest(w, "code is empty")
+		return
+	case in.Timeout < 0:
+		badRequest(w, "timeout is negative")
+		return
+	case time.Duration(in.Timeout) > sandbox.MaxLimits.WallTime:
+		badRequest(w, fmt.Sprintf("timeout %s is longer than %s", time.Duration(in.Timeout), sandbox.MaxLimits.WallTime))
+		return
+	}
+	tn, _ := server.TenantFrom(r.Context())
+	release, err := a.opts.Tenants.StartExecution(tn)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	defer release()
+	ex := session.Exec{Code: in.Code, Timeout: time.Duration(in.Timeout)}
+	var sse *eventStream
+	if wantsEvents(r) {
+		sse = &eventStream{w: w}
+		ex.OnOutput = func(o session.Output) { sse.send("output", o) }
+	}
+	cell, err := s.Execute(r.Context(), ex)
+	if err != nil {
+		if sse != nil && sse.started {
+			sse.send("error", server.Error{Code: server.CodeInternal, Message: err.Error()})
+			return
+		}
+		writeErr(w, err)
+		return
+	}
+	if m := a.opts.Metrics; m != nil {
+		m.Execution("cell", string(cell.Status), cell.Duration)
+	}
+	if sse != nil {
+		sse.send("done", cell)
+		return
+	}
+	server.WriteJSON(w, http.StatusOK, cell)
+}
+
+func wantsEvents(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, _, _ := strings.Cut(part, ";")
+		if strings.TrimSpace(strings.ToLower(mt)) == "text/event-stream" {
+			return true
+		}
+	}
+	return false
+}
+
+// eventStream writes Server-Sent Events, each flushed at once; the
+// headers go with the first.
+type eventStream struct {
+	w       http.ResponseWriter
+	started bool
+	failed  bool
+}
+
+func (e *eventStream) send(event string, v any) {
+	if e.failed {
+		return
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		data, _ = json.Marshal(server.Error{Code: server.CodeInternal, Message: err.Error()})
+		event = "error"
+	}
+	if !e.started {
+		h := e.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		e.w.WriteHeader(http.StatusOK)
+		e.started = true
+	}
+	if _, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, data); err != nil {
+		e.failed = true // the client went away; the request's context ends the cell
+		return
+	}
+	if err := http.NewResponseController(e.w).Flush(); err != nil {
+		e.failed = true
+	}
+}
+
+func (a *API) interrupt(w http.ResponseWriter, r *http.Request) {
+	if s, ok := a.session(w, r); ok {
+		s.Interrupt()
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func (a *API) restart(w http.ResponseWriter, r *http.Request) {
+	s, ok := a.session(w, r)
+	if !ok {
+		return
+	}
+	if err := s.Restart(r.Context()); err != nil {
+		writeErr(w, err)
+		return
+	}
+	server.WriteJSON(w, http.StatusOK, a.info(s))
+}
+
+func (a *API) cells(w http.ResponseWriter, r *http.Request) {
+	if s, ok := a.session(w, r); ok {
+		cells := s.History()
+		if cells == nil {
+			cells = []session.Cell{}
+		}
+		server.WriteJSON(w, http.StatusOK, map[string]any{"cells": cells})
+	}
+}
