@@ -28,8 +28,13 @@
 // Sandboxes built by the zygote (Options.Zygote) are forks of one
 // interpreter, and share what a fork cannot change: the address-space layout
 // (ASLR), the stack canary seeded from AT_RANDOM, and Python's string-hash
-// secret, which every string and dictionary the zygote built depends on.
-// (The random module re-seeds itself in every fork.) A caller that needs
+// secret, which every string and dictionary the zygote built depends on:
+// a fork that re-keys it can no longer look up a name or key built at run
+// time in a dictionary made before the fork (import json fails), and those
+// strings and dictionaries cannot be found to rehash (plain ones are not
+// tracked by the garbage collector). Every run of one zygote shares these,
+// whoever asked for it: a runtime shared by tenants shares them between
+// tenants. (The random module re-seeds itself in every fork.) A caller that needs
 // them fresh for every run leaves Options.Zygote false, or sets a PYTHON*
 // variable (PYTHONHASHSEED=random) in the request's environment, which
 // sends that request to a fresh interpreter in a sandbox of its own.
