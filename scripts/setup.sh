@@ -103,3 +103,29 @@ if ! cmp -s "$tsclient/package-lock.json" "$tsclient/node_modules/.coderun-lock"
   done_
 fi
 # --- end of the MCP tests' step ---
+
+# --- step: the E2B SDK that server/e2b's tests drive (owner: server/e2b) ---
+# The unmodified @e2b/code-interpreter, at the version pinned in
+# server/e2b/testdata/sdk/package.json (and its lockfile), installed into
+# that directory with npm ci. Skipped when that version is already there;
+# a failed install (no registry) fails setup only in CI, where the tests
+# must run: elsewhere they skip and say why.
+setup_e2b_sdk() {
+  local dir=server/e2b/testdata/sdk
+  local want have
+  want=$(sed -n 's/.*"@e2b\/code-interpreter": "\([^"]*\)".*/\1/p' "$dir/package.json")
+  have=$(sed -n 's/^  "version": "\([^"]*\)".*/\1/p' "$dir/node_modules/@e2b/code-interpreter/package.json" 2>/dev/null || true)
+  [ -n "$want" ] && [ "$have" = "$want" ] && return 0
+  command -v npm >/dev/null 2>&1 || apt_install npm
+  step "installing @e2b/code-interpreter $want for the E2B tests (npm ci in $dir)"
+  if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
+    if [ "${CI:-}" = true ]; then
+      echo "setup: could not install the E2B SDK, which CI's tests need" >&2
+      exit 1
+    fi
+    echo "setup: could not install the E2B SDK: server/e2b's SDK tests will skip" >&2
+  fi
+  done_
+}
+setup_e2b_sdk
+# --- end of the E2B tests' step ---

@@ -1,0 +1,188 @@
+package e2b
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/session"
+)
+
+// envdRoutes are envd's routes (E2B's port 49983): files over plain HTTP,
+// and the filesystem and process services over Connect.
+func (s *Service) envdRoutes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("GET /files", s.readFile)
+	mux.HandleFunc("POST /files", s.writeFiles)
+	s.filesystemRoutes(mux)
+	s.processRoutes(mux)
+	return mux
+}
+
+// fileLimit bounds a file read or written through /files: the workspace's
+// size.
+func fileLimit(sess *session.Session) int64 {
+	if n := sess.Config().Limits.WorkspaceBytes; n > 0 {
+		return n
+	}
+	return sandbox.DefaultLimits.WorkspaceBytes
+}
+
+func (s *Service) readFile(w http.ResponseWriter, r *http.Request) {
+	b := boxFrom(r.Context())
+	rel, err := workspacePath(r.URL.Query().Get("path"))
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if rel == "" {
+		writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("%s is a directory", sandboxPath(rel)))
+		return
+	}
+	sess := b.primary.sess
+	data, truncated, err := sess.Download(rel, fileLimit(sess))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("path '%s' does not exist", sandboxPath(rel)))
+		return
+	case errors.Is(err, sandbox.ErrInvalid):
+		writeJSONError(w, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
+		writeJSONError(w, http.StatusBadRequest, err.Error())
+		return
+	case truncated:
+		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than the workspace's size", sandboxPath(rel)))
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(rel)}))
+	_, _ = w.Write(data)
+}
+
+type writtenFile struct {
+	Path string `json:"path"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// writeFiles takes one or more files: a multipart form (a part named
+// "file" each, its file name the path when the query names none), or a
+// raw body (application/octet-stream, perhaps gzip-encoded) for the query's
+// path.
+func (s *Service) writeFiles(w http.ResponseWriter, r *http.Request) {
+	b := boxFrom(r.Context())
+	sess := b.primary.sess
+	limit := fileLimit(sess)
+	r.Body = http.MaxBytesReader(w, r.Body, limit+1<<20)
+	queryPath := r.URL.Query().Get("path")
+	var written []writtenFile
+	put := func(p string, body io.Reader) error {
+		rel, err := workspacePath(p)
+		if err != nil {
+			return err
+		}
+		if rel == "" {
+			return fmt.Errorf("%s is a directory", sandboxPath(rel))
+		}
+		data, err := io.ReadAll(io.LimitReader(body, limit+1))
+		if err != nil {
+			return fmt.Errorf("read %s: %w", p, err)
+		}
+		if int64(len(data)) > limit {
+			return fmt.Errorf("%s is larger than the workspace's size", p)
+		}
+		if err := sess.Upload(rel, data, 0o644); err != nil {
+			return err
+		}
+		written = append(written, writtenFile{Path: sandboxPath(rel), Name: path.Base(rel), Type: "file"})
+		return nil
+	}
+	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var err error
+	switch {
+	case ct == "multipart/form-data":
+		err = readMultipart(r, params["boundary"], queryPath, put)
+	case queryPath == "":
+		err = errors.New(`a raw upload needs the "path" query parameter`)
+	default:
+		var body io.Reader = r.Body
+		switch enc := r.Header.Get("Content-Encoding"); enc {
+		case "", "identity":
+		case "gzip":
+			zr, zerr := gzip.NewReader(r.Body)
+			if zerr != nil {
+				err = fmt.Errorf("gzip body: %w", zerr)
+				break
+			}
+			defer zr.Close()
+			body = zr
+		default:
+			err = fmt.Errorf("content encoding %q is not supported (gzip is)", enc)
+		}
+		if err == nil {
+			err = put(queryPath, body)
+		}
+	}
+	if err != nil {
+		status := http.StatusBadRequest
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) || strings.Contains(err.Error(), "larger than") {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeJSONError(w, status, err.Error())
+		return
+	}
+	if len(written) == 0 {
+		writeJSONError(w, http.StatusBadRequest, `no file in the request (multipart parts are named "file")`)
+		return
+	}
+	writeJSON(w, http.StatusOK, written)
+}
+
+func readMultipart(r *http.Request, boundary, queryPath string, put func(string, io.Reader) error) error {
+	if boundary == "" {
+		return errors.New("multipart body without a boundary")
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return fmt.Errorf("multipart body: %w", err)
+	}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("multipart body: %w", err)
+		}
+		if part.FormName() != "file" {
+			part.Close()
+			continue
+		}
+		p := queryPath
+		if p == "" {
+			// The SDK names the file by its full path, which the standard
+			// library's FileName would cut to its base.
+			_, params, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
+			p = params["filename"]
+		}
+		if p == "" {
+			part.Close()
+			return errors.New(`a multipart file without a path: give the "path" query parameter or the part's file name`)
+		}
+		err = put(p, part)
+		part.Close()
+		if err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package e2b_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/server/e2b"
+	"github.com/coderun/coderun/session"
+)
+
+// The tests share one runtime (sandboxes stay independent).
+var shared struct {
+	once sync.Once
+	rt   *linux.Runtime
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.rt != nil {
+		shared.rt.Close()
+	}
+	os.Exit(code)
+}
+
+func runtimeFor(t *testing.T) *linux.Runtime {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("E2B sandboxes are coderun sessions in the linux runtime, which needs root")
+	}
+	if err := linux.Probe().Require(nil); err != nil {
+		t.Skip(err)
+	}
+	if _, err := os.Stat("/usr/lib/python3/dist-packages/IPython"); err != nil {
+		t.Skip("Debian's python3-ipython is not installed")
+	}
+	shared.once.Do(func() { shared.rt, shared.err = linux.New(linux.Options{}) })
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.rt
+}
+
+// keys is a server.Keys of fixed keys.
+type keys map[string]string
+
+func (k keys) Tenant(key string) (string, bool) {
+	t, ok := k[key]
+	return t, ok
+}
+
+var _ server.Keys = keys(nil)
+
+// testKeys: two tenants.
+var testKeys = keys{"key-alice": "alice", "key-bob": "bob"}
+
+// newServer starts the service on a loopback listener, as the main
+// listener mounts it; opts.Manager is filled in.
+func newServer(t *testing.T, opts e2b.Options) (*e2b.Service, *httptest.Server) {
+	t.Helper()
+	rt := runtimeFor(t)
+	m := session.NewManager(rt, session.ManagerOptions{MaxSessions: 20, IdleTimeout: 10 * time.Minute})
+	t.Cleanup(func() { m.Close() })
+	opts.Manager = m
+	svc, err := e2b.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	ts := httptest.NewServer(svc.Surface().Handler)
+	t.Cleanup(ts.Close)
+	return svc, ts
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}

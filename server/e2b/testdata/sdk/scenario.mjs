@@ -1,0 +1,145 @@
+// Drives the unmodified @e2b/code-interpreter SDK against a coderun server
+// (E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY or E2B_DEBUG are set by the Go
+// test) and prints what it observed as one JSON object; the Go test
+// (server/e2b/sdk_test.go) checks it. A step that throws is recorded as
+// its error, so one failure does not hide the others.
+import { Sandbox } from '@e2b/code-interpreter'
+
+const out = {}
+async function step(name, fn) {
+  try {
+    out[name] = await fn()
+  } catch (e) {
+    out[name] = { thrown: `${e?.name}: ${e?.message}`, exitCode: e?.exitCode, stdout: e?.stdout, stderr: e?.stderr }
+  }
+}
+
+const scenario = process.argv[2]
+if (scenario === 'main') {
+  const sbx = await Sandbox.create({ timeoutMs: 600_000 })
+  out.sandboxId = sbx.sandboxId
+  await step('hello', async () => {
+    const streamed = []
+    const ex = await sbx.runCode('print("hello from coderun")\n6 * 7', { onStdout: (m) => streamed.push(m.line) })
+    return { stdout: ex.logs.stdout, stderr: ex.logs.stderr, text: ex.text, count: ex.executionCount, streamed }
+  })
+  await step('plot', async () => {
+    const ex = await sbx.runCode('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.show()')
+    return { results: ex.results.map((r) => ({ png: r.png ? r.png.slice(0, 16) : null, main: r.isMainResult, formats: r.formats() })), error: ex.error?.name ?? null }
+  })
+  await step('error', async () => {
+    const ex = await sbx.runCode('def f():\n    return 1 / 0\nf()')
+    return { name: ex.error?.name, value: ex.error?.value, traceback: ex.error?.traceback }
+  })
+  await step('state', async () => {
+    await sbx.runCode('counter = 41')
+    const ex = await sbx.runCode('counter + 1')
+    return { text: ex.text, count: ex.executionCount }
+  })
+  await step('contexts', async () => {
+    const a = await sbx.createCodeContext()
+    const b = await sbx.createCodeContext({ language: 'python' })
+    await sbx.runCode('secret = "only in a"', { context: a })
+    const inA = await sbx.runCode('secret', { context: a })
+    const inB = await sbx.runCode('secret', { context: b })
+    const listed = (await sbx.listCodeContexts()).map((c) => c.id)
+    await sbx.removeCodeContext(b)
+    const afterRemove = (await sbx.listCodeContexts()).map((c) => c.id)
+    return { a: a.id, b: b.id, inA: inA.text, inB: inB.error?.name, listed, afterRemove, cwd: a.cwd, language: a.language }
+  })
+  await step('envs', async () => {
+    const ex = await sbx.runCode('import os\nos.environ.get("GREETING")', { envs: { GREETING: 'hi there' } })
+    const after = await sbx.runCode('import os\nprint(os.environ.get("GREETING"))')
+    return { during: ex.text, after: after.logs.stdout }
+  })
+  await step('bash', async () => {
+    const ex = await sbx.runCode('X=5; echo "x is $X"', { language: 'bash' })
+    return { stdout: ex.logs.stdout }
+  })
+  await step('files', async () => {
+    const w = await sbx.files.write('/home/user/data.csv', 'a,b\n1,2\n')
+    const read = await sbx.files.read('/home/user/data.csv')
+    const fromCode = await sbx.runCode('open("data.csv").read()')
+    await sbx.runCode('open("made_by_code.txt", "w").write("written in a cell")')
+    const made = await sbx.files.read('made_by_code.txt')
+    await sbx.files.makeDir('/home/user/sub/dir')
+    await sbx.files.write('sub/dir/inner.txt', 'inner')
+    const list = (await sbx.files.list('/home/user')).map((e) => ({ name: e.name, type: e.type, path: e.path }))
+    const deep = (await sbx.files.list('sub', { depth: 2 })).map((e) => e.path)
+    const exists = await sbx.files.exists('data.csv')
+    const missingExists = await sbx.files.exists('nope.txt')
+    const info = await sbx.files.getInfo('data.csv')
+    await sbx.files.rename('data.csv', 'renamed.csv')
+    await sbx.files.remove('sub')
+    const after = (await sbx.files.list('/home/user')).map((e) => e.name)
+    let missing
+    try {
+      await sbx.files.read('nope.txt')
+    } catch (e) {
+      missing = e.name
+    }
+    return { written: w.path, read, fromCode: fromCode.text, made, list, deep, exists, missingExists, size: info.size, mtime: info.modifiedTime?.toISOString?.(), after, missing }
+  })
+  await step('commands', async () => {
+    const r = await sbx.commands.run('echo out; echo err >&2; ls /work')
+    return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode }
+  })
+  await step('commandExit', async () => {
+    await sbx.commands.run('echo before; exit 3')
+    return { thrown: 'nothing' }
+  })
+  await step('commandStdin', async () => {
+    const h = await sbx.commands.run('read line; echo "got $line"', { background: true, stdin: true })
+    await h.sendStdin('hello stdin\n')
+    const r = await h.wait()
+    return { stdout: r.stdout, exitCode: r.exitCode }
+  })
+  await step('commandKill', async () => {
+    const h = await sbx.commands.run('sleep 30', { background: true })
+    const killed = await h.kill()
+    try {
+      await h.wait()
+      return { killed, waited: 'ok' }
+    } catch (e) {
+      return { killed, waited: e.name, message: e.message, exitCode: e.exitCode }
+    }
+  })
+  await step('twoSandboxes', async () => {
+    const other = await Sandbox.create()
+    await other.runCode('counter = 1000')
+    const here = await sbx.runCode('counter')
+    const there = await other.runCode('counter')
+    const listed = (await Sandbox.list().nextItems()).map((s) => s.sandboxId)
+    const info = await other.getInfo()
+    await other.setTimeout(120_000)
+    const killed = await other.kill()
+    const listedAfter = (await Sandbox.list().nextItems()).map((s) => s.sandboxId)
+    return { here: here.text, there: there.text, other: other.sandboxId, listed, killed, listedAfter, infoId: info.sandboxId }
+  })
+  await step('kill', async () => {
+    const connected = await Sandbox.connect(sbx.sandboxId)
+    const ex = await connected.runCode('counter')
+    await sbx.kill()
+    const running = await sbx.isRunning().catch((e) => `threw ${e.name}`)
+    return { viaConnect: ex.text, running }
+  })
+} else if (scenario === 'debug') {
+  const sbx = await Sandbox.create()
+  out.sandboxId = sbx.sandboxId
+  await step('hello', async () => {
+    const ex = await sbx.runCode('print("debug mode")')
+    return { stdout: ex.logs.stdout }
+  })
+  await step('files', async () => {
+    await sbx.files.write('debug.txt', 'from debug mode')
+    return { read: await sbx.files.read('debug.txt') }
+  })
+  await step('commands', async () => {
+    const r = await sbx.commands.run('cat debug.txt')
+    return { stdout: r.stdout, exitCode: r.exitCode }
+  })
+} else {
+  console.error(`unknown scenario ${scenario}`)
+  process.exit(2)
+}
+console.log(JSON.stringify(out))
