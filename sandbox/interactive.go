@@ -32,6 +32,11 @@ type Program struct {
 	Language Language          `json:"language"`
 	Code     string            `json:"code"`
 	Env      map[string]string `json:"env,omitempty"`
+	// Limits, when set, bound this program instead of the sandbox's
+	// limits (zero fields take the sandbox's values; WorkspaceBytes is
+	// the sandbox's whatever it says): a compile step and the program it
+	// makes run in one sandbox under limits of their own.
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Sandbox is a workspace with its limits, in which one program at a time

@@ -75,11 +75,19 @@ func (s *longSandbox) Start(ctx context.Context, prog sandbox.Program) (sandbox.
 	if s.current != nil && !s.current.done() {
 		return nil, errors.New("a program is still running in this sandbox")
 	}
+	lim := s.lim
+	if prog.Limits != nil {
+		lim = prog.Limits.WithDefaults(s.lim)
+		lim.WorkspaceBytes = s.lim.WorkspaceBytes
+		if err := lim.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	b, err := s.rt.create(ctx, interp, prog.Env, false, s.ws, s.slot)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", prog.Language, err)
 	}
-	ex, err := b.launch(s.lim, nil, prog.Env, "", prog.Code, false)
+	ex, err := b.launch(lim, nil, prog.Env, "", prog.Code, false)
 	if err != nil {
 		b.destroy()
 		return nil, fmt.Errorf("start %s: %w", prog.Language, err)

@@ -41,7 +41,8 @@ var topLevel = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"}
 // etcDirs are read-only overlays of the host's (see mountSystemTree);
 // etcFiles are copied. Missing entries are skipped.
 var (
-	etcDirs  = []string{"alternatives", "fonts", "ssl", "ca-certificates", "ld.so.conf.d", "python3", "python3.11", "python3.12", "python3.13", "nodejs"}
+	etcDirs = []string{"alternatives", "fonts", "ssl", "ca-certificates", "ld.so.conf.d", "python3", "python3.11", "python3.12", "python3.13", "nodejs",
+		"java-17-openjdk", "java-21-openjdk", "R", "php"}
 	etcFiles = []string{"ld.so.cache", "ld.so.conf", "localtime", "timezone", "mime.types", "protocols", "services",
 		"os-release", "debian_version", "matplotlibrc", "inputrc", "gai.conf", "bash.bashrc", "environment"}
 )
