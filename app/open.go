@@ -13,6 +13,7 @@ import (
 	"github.com/coderun/coderun/llm/provider"
 	"github.com/coderun/coderun/policy"
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/toolchain"
 	"github.com/coderun/coderun/session"
 	"github.com/coderun/coderun/store"
 	"github.com/coderun/coderun/store/sqlite"
@@ -36,7 +37,9 @@ func (e *RuntimeError) Error() string { return e.Err.Error() }
 func (e *RuntimeError) Unwrap() error { return e.Err }
 
 // OpenRuntime builds the runtime that Runtime.Name names, from its options
-// in Runtime.Options. A failure to start is a *RuntimeError.
+// in Runtime.Options, able to run every language (sandbox/toolchain runs
+// those the runtime does not start itself). A failure to start is a
+// *RuntimeError.
 func (c *Config) OpenRuntime() (sandbox.Runtime, error) {
 	d, ok := sandbox.Lookup(c.Runtime.Name)
 	if !ok {
@@ -47,7 +50,7 @@ func (c *Config) OpenRuntime() (sandbox.Runtime, error) {
 	if err != nil {
 		return nil, &RuntimeError{Runtime: c.Runtime.Name, Err: err}
 	}
-	return rt, nil
+	return toolchain.Wrap(rt, toolchain.Options{}), nil
 }
 
 // RuntimeOptions are the options of the runtime that Runtime.Name names

@@ -2,8 +2,15 @@
 // [Language] is the one type that sandbox, policy, llm, agent, store and
 // the CLI share; the package also says which names a language is read from
 // (a --lang flag, a tool call's argument, a code fence's info string) and
-// which file a program is in by its extension or its #! line. It imports
-// nothing of coderun's, so every package may use it.
+// which file a program is in by its extension or its #! line.
+//
+// Every language is one [Spec] in the table of spec.go: its names, file
+// extensions, how its source file is named, the toolchain (Debian
+// packages, binaries) that runs it, its compile and run commands and its
+// version probe. Adding a language is adding one entry there (and its
+// tests); nothing else in coderun switches on a language's name, apart
+// from the three that runtimes start themselves (Python, Bash, Node). The
+// package imports nothing of coderun's, so every package may use it.
 package language
 
 import (
@@ -12,54 +19,112 @@ import (
 	"strings"
 )
 
-// Language names an interpreter coderun runs code with. Its value is the
-// name used in requests, records and JSON ("python", "bash", "node").
+// Language names a language coderun runs code in. Its value is the name
+// used in requests, records and JSON ("python", "bash", "node", "cpp").
 type Language string
 
 // The languages coderun runs.
 const (
-	Python Language = "python"
-	Bash   Language = "bash"
-	Node   Language = "node" // JavaScript, run by Node.js
+	Python     Language = "python"
+	Bash       Language = "bash"
+	Node       Language = "node" // JavaScript, run by Node.js
+	C          Language = "c"
+	CPP        Language = "cpp"
+	Go         Language = "go"
+	Java       Language = "java"
+	Rust       Language = "rust"
+	TypeScript Language = "typescript"
+	Ruby       Language = "ruby"
+	PHP        Language = "php"
+	Perl       Language = "perl"
+	Lua        Language = "lua"
+	R          Language = "r"
 )
 
-// All returns the languages coderun runs: Python, Bash, Node.
-func All() []Language { return []Language{Python, Bash, Node} }
+// All returns the languages coderun runs, in the order of the table:
+// Python, Bash and Node first.
+func All() []Language {
+	out := make([]Language, len(specs))
+	for i := range specs {
+		out[i] = specs[i].Name
+	}
+	return out
+}
 
 // Names returns the names of [All], for messages.
 func Names() []string {
+	out := make([]string, len(specs))
+	for i := range specs {
+		out[i] = string(specs[i].Name)
+	}
+	return out
+}
+
+// Native returns the languages runtimes start themselves (Python, Bash,
+// Node): the ones with sessions, and the ones an agent writes.
+func Native() []Language {
+	var out []Language
+	for i := range specs {
+		if specs[i].Native {
+			out = append(out, specs[i].Name)
+		}
+	}
+	return out
+}
+
+// NativeNames returns the names of [Native], for messages.
+func NativeNames() []string {
 	var out []string
-	for _, l := range All() {
+	for _, l := range Native() {
 		out = append(out, string(l))
 	}
 	return out
 }
 
-// Known reports whether l is one of [All].
-func (l Language) Known() bool { return l == Python || l == Bash || l == Node }
+// IsNative reports whether l is one of [Native].
+func (l Language) IsNative() bool {
+	s, ok := Lookup(l)
+	return ok && s.Native
+}
 
-// aliases maps the names people and models write to the language they mean.
-var aliases = map[string]Language{
-	"python": Python, "py": Python, "python3": Python, "py3": Python, "ipython": Python,
-	"bash": Bash, "sh": Bash, "shell": Bash,
-	"node": Node, "nodejs": Node, "javascript": Node, "js": Node, "mjs": Node,
+// Known reports whether l is one of [All] (its canonical name, not an alias).
+func (l Language) Known() bool {
+	_, ok := Lookup(l)
+	return ok
+}
+
+// Lookup returns the declaration of l.
+func Lookup(l Language) (*Spec, bool) {
+	for i := range specs {
+		if specs[i].Name == l {
+			return &specs[i], true
+		}
+	}
+	return nil, false
 }
 
 // Parse reads a language name or one of its aliases ("py", "Python3",
-// "sh", "shell", "js", "javascript"), ignoring case and surrounding space,
-// and reports whether it names a language coderun runs.
+// "sh", "shell", "js", "c++", "golang"), ignoring case and surrounding
+// space, and reports whether it names a language coderun runs.
 func Parse(name string) (Language, bool) {
-	l, ok := aliases[strings.ToLower(strings.TrimSpace(name))]
-	return l, ok
+	name = strings.ToLower(strings.TrimSpace(name))
+	for i := range specs {
+		s := &specs[i]
+		if string(s.Name) == name || slices.Contains(s.Aliases, name) {
+			return s.Name, true
+		}
+	}
+	return "", false
 }
 
 // FenceTag returns the language word of a code fence's info string:
 // "python" from "python", "{.python}", "python title=x" or
-// "python:main.py". [Parse] says which language it names, if any.
+// "python:main.py"; "c++" from "c++". [Parse] says which language it
+// names, if any.
 func FenceTag(info string) string {
 	info = strings.TrimLeft(info, "{.")
 	end := strings.IndexFunc(info, func(r rune) bool {
-		return !(r == '_' || r == '-' || r == '+' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		return !(r == '_' || r == '-' || r == '+' || r == '#' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
 	})
 	if end >= 0 {
 		info = info[:end]
@@ -67,21 +132,13 @@ func FenceTag(info string) string {
 	return info
 }
 
-// extensions maps a program file's extension (lower case) to its language.
-var extensions = map[string]Language{
-	".py": Python, ".pyw": Python,
-	".sh": Bash, ".bash": Bash,
-	".js": Node, ".cjs": Node, ".mjs": Node,
-}
-
 // Extensions returns the file extensions that name l, sorted.
 func Extensions(l Language) []string {
-	var out []string
-	for ext, el := range extensions {
-		if el == l {
-			out = append(out, ext)
-		}
+	s, ok := Lookup(l)
+	if !ok {
+		return nil
 	}
+	out := slices.Clone(s.Extensions)
 	slices.Sort(out)
 	return out
 }
@@ -91,17 +148,23 @@ func Extensions(l Language) []string {
 // extension that names no language coderun runs, which is better refused
 // than run as Python.
 func OfFile(path, code string) (lang Language, ok bool) {
-	ext := strings.ToLower(filepath.Ext(path))
+	ext := filepath.Ext(path)
 	if ext == "" {
 		return OfShebang(code), true
 	}
-	lang, ok = extensions[ext]
-	return lang, ok
+	// ".R" and ".r" are both R; every other extension is read in lower case.
+	ext = strings.ToLower(ext)
+	for i := range specs {
+		if slices.Contains(specs[i].Extensions, ext) {
+			return specs[i].Name, true
+		}
+	}
+	return "", false
 }
 
 // OfShebang reads a program's "#!" line ("#!/usr/bin/env bash",
-// "#!/bin/sh", "#!/usr/bin/node"); Python without one, or with one that
-// names no other language.
+// "#!/bin/sh", "#!/usr/bin/node", "#!/usr/bin/ruby"); Python without one,
+// or with one that names no other language.
 func OfShebang(code string) Language {
 	line, _, _ := strings.Cut(code, "\n")
 	if !strings.HasPrefix(line, "#!") {
@@ -114,12 +177,14 @@ func OfShebang(code string) Language {
 	prog := filepath.Base(fields[0])
 	if prog == "env" && len(fields) > 1 {
 		prog = fields[1]
+		if prog == "-S" && len(fields) > 2 {
+			prog = fields[2]
+		}
 	}
-	switch prog {
-	case "bash", "sh":
-		return Bash
-	case "node", "nodejs":
-		return Node
+	for i := range specs {
+		if slices.Contains(specs[i].Interpreters, prog) {
+			return specs[i].Name
+		}
 	}
 	return Python
 }

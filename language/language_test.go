@@ -10,12 +10,14 @@ func TestParseAcceptsNamesAndAliases(t *testing.T) {
 		"python": Python, "py": Python, "Python3": Python, "py3": Python, "ipython": Python, " PY ": Python,
 		"bash": Bash, "sh": Bash, "shell": Bash, "SH": Bash,
 		"node": Node, "nodejs": Node, "javascript": Node, "js": Node, "mjs": Node,
+		"c": C, "C++": CPP, "cpp": CPP, "golang": Go, "Java": Java, "rs": Rust, "ts": TypeScript,
+		"ruby": Ruby, "php": PHP, "perl": Perl, "lua": Lua, "R": R, "rscript": R,
 	} {
 		if got, ok := Parse(name); !ok || got != want {
 			t.Errorf("Parse(%q) = %q, %v; want %q", name, got, ok, want)
 		}
 	}
-	for _, name := range []string{"", "json", "text", "ruby", "zsh", "pythonx", "c"} {
+	for _, name := range []string{"", "json", "text", "zsh", "pythonx", "cc", "c#", "kotlin"} {
 		if got, ok := Parse(name); ok {
 			t.Errorf("Parse(%q) = %q, true; want not a language", name, got)
 		}
@@ -23,10 +25,11 @@ func TestParseAcceptsNamesAndAliases(t *testing.T) {
 }
 
 func TestEveryLanguageParsesToItself(t *testing.T) {
-	if got := All(); !slices.Equal(got, []Language{Python, Bash, Node}) {
+	want := []Language{Python, Bash, Node, C, CPP, Go, Java, Rust, TypeScript, Ruby, PHP, Perl, Lua, R}
+	if got := All(); !slices.Equal(got, want) {
 		t.Fatalf("All() = %q", got)
 	}
-	if got := Names(); !slices.Equal(got, []string{"python", "bash", "node"}) {
+	if got := Names(); len(got) != len(want) || got[0] != "python" || got[3] != "c" {
 		t.Fatalf("Names() = %q", got)
 	}
 	for _, l := range All() {
@@ -40,7 +43,7 @@ func TestEveryLanguageParsesToItself(t *testing.T) {
 			t.Errorf("%q has no file extension", l)
 		}
 	}
-	for _, l := range []Language{"", "shell", "py", "ruby"} {
+	for _, l := range []Language{"", "shell", "py", "c++", "kotlin"} {
 		if l.Known() {
 			t.Errorf("%q is Known; only canonical names are", l)
 		}
@@ -49,10 +52,12 @@ func TestEveryLanguageParsesToItself(t *testing.T) {
 
 func TestExtensions(t *testing.T) {
 	for l, want := range map[Language][]string{
-		Python: {".py", ".pyw"},
-		Bash:   {".bash", ".sh"},
-		Node:   {".cjs", ".js", ".mjs"},
-		"ruby": nil,
+		Python:   {".py", ".pyw"},
+		Bash:     {".bash", ".sh"},
+		Node:     {".cjs", ".js", ".mjs"},
+		Ruby:     {".rb"},
+		CPP:      {".c++", ".cc", ".cpp", ".cxx", ".hpp"},
+		"kotlin": nil,
 	} {
 		if got := Extensions(l); !slices.Equal(got, want) {
 			t.Errorf("Extensions(%q) = %q, want %q", l, got, want)
@@ -74,12 +79,20 @@ func TestOfFile(t *testing.T) {
 		{"app.cjs", "", Node, true},
 		{"app.MJS", "", Node, true},
 		{"notes.txt", "", "", false},
-		{"prog.rb", "#!/usr/bin/env python3", "", false},
+		{"prog.rb", "#!/usr/bin/env python3", Ruby, true},
+		{"prog.kt", "", "", false},
+		{"main.C", "", C, true},
+		{"analysis.R", "", R, true},
+		{"Main.java", "", Java, true},
+		{"x.ts", "", TypeScript, true},
+		{"script", "#!/usr/bin/env -S ruby -w", Ruby, true},
+		{"script", "#!/usr/bin/perl", Perl, true},
 		{"script", "#!/usr/bin/env bash\necho hi", Bash, true},
 		{"script", "#!/bin/sh", Bash, true},
 		{"script", "#! /usr/bin/node\n", Node, true},
 		{"script", "#!/usr/bin/env nodejs", Node, true},
-		{"script", "#!/usr/bin/env ruby", Python, true},
+		{"script", "#!/usr/bin/env ruby", Ruby, true},
+		{"script", "#!/usr/bin/env zsh", Python, true},
 		{"script", "#!", Python, true},
 		{"script", "print(1)\n#!/bin/bash", Python, true},
 		{"-", "", Python, true},

@@ -14,13 +14,15 @@ const (
 	Node   = language.Node // JavaScript, run by Node.js
 )
 
-// Languages returns the languages coderun runs.
-func Languages() []language.Language { return language.All() }
+// Languages returns the languages an agent's code runs in (language.Native:
+// Python, Bash, Node).
+func Languages() []language.Language { return language.Native() }
 
 // NormalizeLanguage maps a language name or fence tag ("py", "Python3",
 // "sh", "node") to one of [Languages], and reports whether it is one.
 func NormalizeLanguage(tag string) (language.Language, bool) {
-	return language.Parse(tag)
+	l, ok := language.Parse(tag)
+	return l, ok && l.IsNative()
 }
 
 // CodeBlock is one fenced code block of a model's text.
@@ -40,7 +42,7 @@ type CodeBlock struct {
 
 // Runnable reports whether coderun runs the block's language.
 func (b CodeBlock) Runnable() bool {
-	return b.Language.Known()
+	return b.Language.IsNative()
 }
 
 // ExtractCode returns every fenced code block of text, in order. Fences are

@@ -46,7 +46,7 @@ func RunCodeTool() Tool {
 			"properties": map[string]any{
 				"language": map[string]any{
 					"type":        "string",
-					"enum":        language.Names(),
+					"enum":        language.NativeNames(),
 					"description": "Language of the code: python (Python 3), bash, or node (JavaScript).",
 				},
 				"code": map[string]any{
@@ -90,7 +90,7 @@ func (c ToolCall) RunCode() (RunCodeArgs, error) {
 	lang, ok := NormalizeLanguage(*raw.Language)
 	if !ok {
 		return RunCodeArgs{}, c.fail(fmt.Errorf("unsupported language %q (use one of %s)",
-			*raw.Language, strings.Join(language.Names(), ", ")))
+			*raw.Language, strings.Join(language.NativeNames(), ", ")))
 	}
 	return RunCodeArgs{Language: lang, Code: *raw.Code}, nil
 }

@@ -54,27 +54,23 @@ var interpreters = map[Language]Interpreter{
 // LookupInterpreter returns how to run lang.
 func LookupInterpreter(lang Language) (Interpreter, error) {
 	in, ok := interpreters[lang]
+	if !ok && lang.Known() {
+		return Interpreter{}, fmt.Errorf("%w: %s is not run by this runtime itself but through its toolchain (sandbox/toolchain)", ErrInvalid, lang)
+	}
 	if !ok {
-		return Interpreter{}, fmt.Errorf("%w: unknown language %q (known: %s)", ErrInvalid, lang, strings.Join(languageNames(), ", "))
+		return Interpreter{}, fmt.Errorf("%w: unknown language %q (known: %s)", ErrInvalid, lang, strings.Join(language.Names(), ", "))
 	}
 	return in, nil
 }
 
-// Languages lists the languages this package knows, sorted.
+// Languages lists the languages runtimes start themselves (Python, Bash,
+// Node), sorted; language.All lists every language.
 func Languages() []Language {
 	var out []Language
 	for l := range interpreters {
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
-func languageNames() []string {
-	var out []string
-	for _, l := range Languages() {
-		out = append(out, string(l))
-	}
 	return out
 }
 

@@ -47,6 +47,11 @@ type Runtime interface {
 // ErrInvalid is wrapped by every error that rejects a request as malformed.
 var ErrInvalid = errors.New("invalid request")
 
+// ErrUnavailable is wrapped by the error that refuses a request in a
+// language whose toolchain this host lacks (with ErrInvalid: the request
+// cannot be run here); the error says what is missing.
+var ErrUnavailable = errors.New("language unavailable")
+
 // Request is one program to run.
 type Request struct {
 	// Language selects the interpreter: see Languages.
@@ -73,6 +78,13 @@ type Request struct {
 	// workspace's size, and a file with several names is read once (see
 	// FileInfo.SameFileAs), so that sparse files and hard links cannot amplify it.
 	FileContents int64 `json:"file_contents,omitempty"`
+	// CompileArgs are extra arguments for a compiled language's compiler
+	// (such as "-std=c++20" or "-lcrypto"); a language without a compile
+	// step refuses them.
+	CompileArgs []string `json:"compile_args,omitempty"`
+	// CompileLimits bound a compiled language's compile step; zero fields
+	// take DefaultCompileLimits' values. Limits bound the run step.
+	CompileLimits Limits `json:"compile_limits,omitzero"`
 }
 
 // File is an input file for the workspace.
@@ -119,6 +131,10 @@ const (
 	ReasonOutputLimit Reason = "output_limit" // a stream exceeded the output limit
 	ReasonKilled      Reason = "killed"       // stopped from outside: context cancelled or runtime closed
 	ReasonSetupError  Reason = "setup_error"  // the sandbox could not be prepared; the code did not run
+	// ReasonCompileError: a compiled language's compile step did not make
+	// a program (the compiler failed, or reached a limit: see
+	// Result.Compile); the program did not run.
+	ReasonCompileError Reason = "compile_error"
 )
 
 // Result is exactly what happened to a run.
@@ -143,8 +159,11 @@ type Result struct {
 	FilesTruncated bool `json:"files_truncated,omitempty"`
 	// Runtime names the runtime that ran the request; Pooled tells whether a
 	// pre-started sandbox served it.
-	Runtime string `json:"runtime"`
-	Pooled  bool   `json:"pooled"`
+	// Compile is the compile step's own result, for a compiled language
+	// (its Stdout and Stderr hold the compiler's diagnostics).
+	Compile *Result `json:"compile,omitempty"`
+	Runtime string  `json:"runtime"`
+	Pooled  bool    `json:"pooled"`
 }
 
 // OK reports whether the program ran to completion with exit code 0.

@@ -22,6 +22,19 @@ var DefaultLimits = Limits{
 	OpenFiles:      1024,
 }
 
+// DefaultCompileLimits are used for every zero field of
+// Request.CompileLimits: a compiler needs more time, memory and threads
+// than most programs it makes.
+var DefaultCompileLimits = Limits{
+	WallTime:       60 * time.Second,
+	CPUTime:        60 * time.Second,
+	Memory:         2 << 30,
+	Processes:      256,
+	OutputBytes:    1 << 20,
+	WorkspaceBytes: 256 << 20,
+	OpenFiles:      1024,
+}
+
 // MaxLimits are the largest values a request may ask for.
 var MaxLimits = Limits{
 	WallTime:       time.Hour,
@@ -106,6 +119,9 @@ func (r *Request) Validate(defaults Limits) (Interpreter, error) {
 	in, err := LookupInterpreter(r.Language)
 	if err != nil {
 		return in, err
+	}
+	if len(r.CompileArgs) > 0 {
+		return in, fmt.Errorf("%w: %s has no compile step to take compile arguments", ErrInvalid, r.Language)
 	}
 	if strings.TrimSpace(r.Code) == "" {
 		return in, fmt.Errorf("%w: code is empty", ErrInvalid)

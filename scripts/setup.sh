@@ -48,6 +48,28 @@ if ((${#missing[@]})); then
   done_
 fi
 
+# --- Languages (issue 17) ---------------------------------------------------
+# The toolchains of the languages coderun runs besides Python, Bash and Node,
+# as language/table.go declares them (README, "Languages"): C and C++ (with
+# OpenSSL's headers, which some HumanEval-X C++ tests include), Java, Rust,
+# TypeScript (esbuild strips the types; Node runs it), Ruby, PHP, Perl, Lua,
+# R; Go is the /usr/local/go below, and Go tests import Debian's testify.
+lang_packages=(
+  g++ libssl-dev openjdk-17-jdk-headless rustc esbuild
+  golang-github-stretchr-testify-dev
+  ruby php-cli perl lua5.4 r-base-core
+)
+lang_missing=()
+for p in "${lang_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || lang_missing+=("$p")
+done
+if ((${#lang_missing[@]})); then
+  step "installing the languages' toolchains: ${lang_missing[*]}"
+  apt_install "${lang_missing[@]}"
+  done_
+fi
+# --- end of languages ----------------------------------------------------------
+
 # The Go version go.mod asks for, e.g. 1.26.8.
 want=$(awk '/^go [0-9]/ {print $2; exit}' go.mod)
 

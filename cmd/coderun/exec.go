@@ -16,26 +16,28 @@ import (
 	"github.com/coderun/coderun/app"
 	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/toolchain"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
 
 type execFlags struct {
-	lang      string
-	code      string
-	stdin     string
-	files     []string
-	env       []string
-	out       string
-	outLimit  string
-	json      bool
-	wall      time.Duration
-	cpu       time.Duration
-	memory    string
-	procs     int
-	output    string
-	workspace string
-	openFiles int
+	lang        string
+	compileArgs []string
+	code        string
+	stdin       string
+	files       []string
+	env         []string
+	out         string
+	outLimit    string
+	json        bool
+	wall        time.Duration
+	cpu         time.Duration
+	memory      string
+	procs       int
+	output      string
+	workspace   string
+	openFiles   int
 }
 
 // limitFlags are exec's limit flags: they override the configuration's
@@ -60,7 +62,10 @@ func newExecCmd(g *globalFlags) *cobra.Command {
 		Long: `Run a program once in a fresh sandbox and report what happened.
 
 The code comes from -c, from FILE, or from standard input ("-" or no argument).
-The language is --lang, or guessed from FILE's extension (.py, .sh, .js).
+The language is --lang, or guessed from FILE's extension (.py, .sh, .js, .c,
+.cpp, .go, .java, .rs, .ts, .rb, .php, .pl, .lua, .R). A compiled language
+is compiled, then run, in the same sandbox; --compile-arg passes the compiler
+more arguments (C++ is -std=c++17 unless one names another standard).
 The program's standard input is --stdin FILE ("-" for this command's own, when
 the code does not come from it).
 
@@ -82,7 +87,8 @@ saved and the command fails, naming it.
 
 Exit status: the program's own; 128+N if signal N ended it; 124 for a time
 or CPU limit; 137 for the memory limit; 141 for the output limit; 125 if the
-sandbox could not be set up; 2 for bad input (nothing ran); 1 if the program
+sandbox could not be set up; 126 if the program did not compile (the
+compiler's diagnostics are on standard error); 2 for bad input (nothing ran); 1 if the program
 succeeded but some of its files could not be saved under --out.`,
 		Example: `  coderun exec -c 'print(sum([120, 80, 200, 150]) / 4)'
   coderun exec --lang bash -c 'ls -la; df -h /work'
@@ -98,7 +104,8 @@ succeeded but some of its files could not be saved under --out.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.lang, "lang", "l", "", "language: python, bash, node (default: from FILE's extension, else python)")
+	fl.StringVarP(&f.lang, "lang", "l", "", "language: "+strings.Join(language.Names(), ", ")+" (default: from FILE's extension, else python)")
+	fl.StringArrayVar(&f.compileArgs, "compile-arg", nil, "extra argument for a compiled language's compiler, such as -std=c++20 (repeatable)")
 	fl.StringVarP(&f.code, "code", "c", "", "the program's code")
 	fl.StringVar(&f.stdin, "stdin", "", "file fed to the program's standard input (- for this command's own)")
 	fl.StringArrayVarP(&f.files, "file", "f", nil, "upload a file: LOCAL[:REMOTE], REMOTE relative to the workspace (repeatable)")
@@ -149,6 +156,10 @@ func (f *execFlags) request(args []string, stdin io.Reader, l sandbox.Limits) (s
 		req.Code, codeFromStdin = string(data), true
 	}
 	req.Language = sandbox.Language(f.lang)
+	if l, ok := language.Parse(f.lang); ok {
+		req.Language = l
+	}
+	req.CompileArgs = f.compileArgs
 	if f.lang == "" {
 		req.Language = sandbox.Python
 		if len(args) == 1 && args[0] != "-" {
@@ -221,7 +232,7 @@ func runExec(ctx context.Context, cfg *app.Config, f *execFlags, args []string, 
 	if err != nil {
 		return err
 	}
-	if _, err := req.Validate(sandbox.DefaultLimits); err != nil {
+	if err := toolchain.Validate(&req); err != nil {
 		return err
 	}
 	if f.out != "" {
@@ -292,6 +303,8 @@ func exitCode(res *sandbox.Result) int {
 		return exitOutput
 	case sandbox.ReasonKilled:
 		return exitKilled
+	case sandbox.ReasonCompileError:
+		return exitCompile
 	default:
 		return exitSetup
 	}
@@ -329,10 +342,7 @@ func languageOf(path, code string) (sandbox.Language, error) {
 // languageNames lists the languages --lang takes.
 func languageNames() []string {
 	var names []string
-	for _, l := range sandbox.Languages() {
-		names = append(names, string(l))
-	}
-	return names
+	return append(names, language.Names()...)
 }
 
 // readBounded reads r to its end, refusing more than max bytes (stdin fed to

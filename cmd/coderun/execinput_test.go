@@ -22,7 +22,9 @@ func TestExecLanguageByExtension(t *testing.T) {
 		{"node module extension", "a.mjs", "console.log('js', 6 * 7)", 0, "js 42\n", ""},
 		{"shebang without extension", "script", "#!/usr/bin/env bash\necho \"bash $((6 * 7))\"", 0, "bash 42\n", ""},
 		{"csv refused", "data.csv", "a,b\n1,2\n", exitUsage, "", `what language ".csv" files are in; name it with --lang`},
-		{"unknown extension refused", "t.rb", "puts 1", exitUsage, "", `".rb"`},
+		{"unknown extension refused", "t.kt", "fun main() {}", exitUsage, "", `".kt"`},
+		{"c compiled, then run", "a.c", "#include <stdio.h>\nint main(void) { printf(\"c %d\\n\", 6 * 7); return 4; }\n", 4, "c 42\n", ""},
+		{"c compile error", "b.c", "int main(void) { return nope; }\n", exitCompile, "", "compile_error: compilation failed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := coderun(t, "", "exec", write(c.file, c.content))

@@ -45,6 +45,7 @@ const (
 	exitMemory  = 137 // memory limit (the OOM killer's SIGKILL)
 	exitOutput  = 141 // output limit, as a broken pipe
 	exitKilled  = 130 // cancelled (Ctrl-C)
+	exitCompile = 126 // the program did not compile
 )
 
 func main() {

@@ -1,0 +1,187 @@
+package toolchain
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/coderun/coderun/language"
+	"github.com/coderun/coderun/sandbox"
+)
+
+// run runs req in a new sandbox of irt: the source written, the compile
+// step (if any), then the run step.
+func (r *Runtime) run(ctx context.Context, irt sandbox.Interactive, spec *language.Spec, tool string, req sandbox.Request) (*sandbox.Result, error) {
+	if err := validate(&req, spec); err != nil {
+		return nil, err
+	}
+	dir := sandbox.WorkDir + "/" + BuildDir
+	b, err := spec.Plan(tool, dir, CacheDir, req.Name, req.Code, req.CompileArgs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrInvalid, err)
+	}
+	runLim := req.Limits.WithDefaults(sandbox.DefaultLimits)
+	compLim := req.CompileLimits.WithDefaults(sandbox.DefaultCompileLimits)
+	// The sandbox holds both steps: the larger workspace of the two.
+	boxLim := runLim
+	boxLim.WorkspaceBytes = max(runLim.WorkspaceBytes, compLim.WorkspaceBytes)
+	sb, err := irt.NewSandbox(ctx, sandbox.Spec{Limits: boxLim, Files: req.Files})
+	if err != nil {
+		return setupError(r.inner.Name(), fmt.Errorf("create sandbox: %w", err)), nil
+	}
+	defer sb.Close()
+	if err := sb.WriteFile(BuildDir+"/"+b.File, []byte(req.Code), 0o644); err != nil {
+		return setupError(r.inner.Name(), fmt.Errorf("write source: %w", err)), nil
+	}
+	var compiled *sandbox.Result
+	if b.Compile != nil {
+		script := prepare() + "cd " + quote(dir) + " && exec " + quoteArgs(b.Compile)
+		compiled, err = step(ctx, sb, script, mergeEnv(b.Env, req.Env), compLim, nil)
+		if err != nil {
+			return setupError(r.inner.Name(), fmt.Errorf("compile: %w", err)), nil
+		}
+		compiled.Runtime = r.inner.Name()
+		if ctx.Err() != nil || compiled.Reason == sandbox.ReasonKilled {
+			return compiled, nil
+		}
+		if !compiled.OK() {
+			return compileError(compiled), nil
+		}
+	}
+	env := req.Env
+	script := "cd " + quote(sandbox.WorkDir) + " && exec " + quoteArgs(b.Run)
+	if b.Compile == nil {
+		// An interpreter's caches and scratch, as a compiler's.
+		env = mergeEnv(b.Env, req.Env)
+		script = prepare() + script
+	}
+	res, err := step(ctx, sb, script, env, runLim, req.Stdin)
+	if err != nil {
+		return setupError(r.inner.Name(), fmt.Errorf("run: %w", err)), nil
+	}
+	res.Runtime, res.Compile = r.inner.Name(), compiled
+	if res.Files, res.FilesTruncated, err = collect(sb, req.Files, req.FileContents, boxLim.WorkspaceBytes); err != nil {
+		res.Error = strings.TrimPrefix(res.Error+"; ", "; ") + "listing files: " + err.Error()
+	}
+	return res, nil
+}
+
+// prepare is the shell that makes the build directory's scratch
+// directories (HOME, TMPDIR) before a step runs.
+func prepare() string {
+	return "mkdir -p " + quote(CacheDir+"/tmp") + " " + quote(CacheDir+"/home") + " && "
+}
+
+// compileError is the result of a run whose compile step made no program.
+func compileError(c *sandbox.Result) *sandbox.Result {
+	res := &sandbox.Result{
+		Stdout: c.Stdout, Stderr: c.Stderr, StdoutTruncated: c.StdoutTruncated, StderrTruncated: c.StderrTruncated,
+		ExitCode: c.ExitCode, Signal: c.Signal, Reason: sandbox.ReasonCompileError, Usage: c.Usage,
+		Compile: c, Runtime: c.Runtime,
+	}
+	switch c.Reason {
+	case sandbox.ReasonExited:
+		res.Error = "compilation failed: " + c.Summary()
+	default:
+		res.Error = "compilation stopped: " + c.Summary()
+	}
+	return res
+}
+
+func setupError(runtime string, err error) *sandbox.Result {
+	return &sandbox.Result{Reason: sandbox.ReasonSetupError, ExitCode: -1, Error: err.Error(), Runtime: runtime}
+}
+
+// step starts one program (a shell script) in sb under lim, feeds it stdin,
+// captures its output up to lim.OutputBytes per stream (stopping it when
+// a stream overflows) and waits for it.
+func step(ctx context.Context, sb sandbox.Sandbox, script string, env map[string]string, lim sandbox.Limits, stdin []byte) (*sandbox.Result, error) {
+	l := lim
+	p, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: script, Env: env, Limits: &l})
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		w := p.Stdin()
+		if len(stdin) > 0 {
+			_, _ = w.Write(stdin) // a program may exit without reading it
+		}
+		w.Close()
+	}()
+	overflow := make(chan struct{})
+	var once sync.Once
+	stop := func() { once.Do(func() { close(overflow); p.Kill() }) }
+	out := &capped{max: lim.OutputBytes, over: stop}
+	errOut := &capped{max: lim.OutputBytes, over: stop}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _, _ = io.Copy(out, p.Stdout()) }()
+	go func() { defer wg.Done(); _, _ = io.Copy(errOut, p.Stderr()) }()
+	res := p.Wait(ctx)
+	wg.Wait()
+	res.Stdout, res.StdoutTruncated = out.String(), out.truncated
+	res.Stderr, res.StderrTruncated = errOut.String(), errOut.truncated
+	select {
+	case <-overflow:
+		res.Reason = sandbox.ReasonOutputLimit
+		res.Error = fmt.Sprintf("output limit of %s reached", sandbox.FormatBytes(lim.OutputBytes))
+	default:
+	}
+	return res, nil
+}
+
+// capped keeps the first max bytes written to it and calls over, once,
+// when more come; it never fails a write, so the copy drains the pipe.
+type capped struct {
+	mu        sync.Mutex
+	b         strings.Builder
+	max       int64
+	truncated bool
+	over      func()
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	room := c.max - int64(c.b.Len())
+	if int64(len(p)) > room {
+		c.b.Write(p[:max(room, 0)])
+		c.truncated = true
+		c.mu.Unlock()
+		c.over()
+		return len(p), nil
+	}
+	c.b.Write(p)
+	c.mu.Unlock()
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
+}
+
+func mergeEnv(base, extra map[string]string) map[string]string {
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, extra)
+	return out
+}
+
+// quote quotes s for the shell.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = quote(a)
+	}
+	return strings.Join(q, " ")
+}

@@ -1,0 +1,192 @@
+// Package toolchain runs the languages a runtime does not start itself
+// (every language of package language but Python, Bash and Node): C, C++,
+// Go, Java, Rust, TypeScript, Ruby, PHP, Perl, Lua, R.
+//
+// [Wrap] puts it in front of a runtime. A request in a native language
+// goes to the runtime as it is; any other runs in one of the runtime's
+// long-lived sandboxes (sandbox.Interactive) as the commands its
+// language.Spec declares: the source is written to the build directory of
+// the workspace (BuildDir), then, for a compiled language, the compile step
+// runs as a program of its own, under Request.CompileLimits, and only if it
+// made a program does the run step follow, in the same sandbox, under
+// Request.Limits. A compile step that fails ends the run with
+// sandbox.ReasonCompileError and the compiler's diagnostics; each step's
+// result is reported (Result.Compile). Toolchains keep their caches and
+// scratch (GOCACHE, HOME, TMPDIR) in the build directory, never on the
+// host.
+//
+// A language whose toolchain is not installed is refused before anything
+// runs, with an error wrapping sandbox.ErrUnavailable that names what is
+// missing and the Debian packages that provide it.
+package toolchain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/coderun/coderun/language"
+	"github.com/coderun/coderun/sandbox"
+)
+
+// BuildDir is where, in the workspace, a program's source, its build and
+// its toolchain's caches are kept. It is left out of the files a run
+// reports, and a request may not place files in it.
+const BuildDir = ".coderun"
+
+// CacheDir is where in the sandbox toolchains keep their caches and
+// scratch (GOCACHE, HOME, TMPDIR): in its /tmp, which is the sandbox's own
+// and not among the files a run reports.
+const CacheDir = "/tmp/coderun"
+
+// Options configure Wrap.
+type Options struct {
+	// Root is where toolchains are looked for: the sandbox's root file
+	// system as the host sees it ("" means "/").
+	Root string
+}
+
+// Runtime runs every language: native ones by the runtime it wraps,
+// the others through their toolchains in the runtime's sandboxes.
+type Runtime struct {
+	inner sandbox.Runtime
+	root  string
+}
+
+// interactiveRuntime is a Runtime whose wrapped runtime keeps sandboxes
+// alive; it passes them on.
+type interactiveRuntime struct {
+	*Runtime
+	sandbox.Interactive
+}
+
+// Wrap returns rt able to run every language. When rt implements
+// sandbox.Interactive, so does the result (its sandboxes are rt's).
+func Wrap(rt sandbox.Runtime, opts Options) sandbox.Runtime {
+	root := opts.Root
+	if root == "" {
+		root = "/"
+	}
+	w := &Runtime{inner: rt, root: root}
+	if irt, ok := rt.(sandbox.Interactive); ok {
+		return &interactiveRuntime{Runtime: w, Interactive: irt}
+	}
+	return w
+}
+
+// Unwrap returns the runtime Wrap was given.
+func (r *Runtime) Unwrap() sandbox.Runtime { return r.inner }
+
+// Name is the wrapped runtime's name.
+func (r *Runtime) Name() string { return r.inner.Name() }
+
+// Close closes the wrapped runtime.
+func (r *Runtime) Close() error { return r.inner.Close() }
+
+// Run runs req: a native language on the wrapped runtime, any other
+// through its toolchain (see the package documentation).
+func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
+	spec, ok := language.Lookup(req.Language)
+	if !ok || spec.Native {
+		return r.inner.Run(ctx, req)
+	}
+	irt, ok := r.inner.(sandbox.Interactive)
+	if !ok {
+		return nil, fmt.Errorf("%w: %w: the %s runtime keeps no sandboxes, which %s's two steps need", sandbox.ErrInvalid, sandbox.ErrUnavailable, r.inner.Name(), spec.Title)
+	}
+	tool, err := Find(r.root, spec)
+	if err != nil {
+		return nil, err
+	}
+	return r.run(ctx, irt, spec, tool, req)
+}
+
+// Find returns the toolchain binary of spec under root ("" or "/": the
+// host's), or an error wrapping sandbox.ErrUnavailable (and
+// sandbox.ErrInvalid) that says what is missing and which Debian packages
+// provide it.
+func Find(root string, spec *language.Spec) (string, error) {
+	if root == "" {
+		root = "/"
+	}
+	tool := ""
+	for _, t := range spec.Tool {
+		if executable(filepath.Join(root, t)) {
+			tool = t
+			break
+		}
+	}
+	var missing []string
+	if tool == "" {
+		missing = append(missing, strings.Join(spec.Tool, " or "))
+	}
+	for _, n := range spec.Needs {
+		if _, err := os.Stat(filepath.Join(root, n)); err != nil {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%w: %w: %s is not installed (%s missing; Debian packages: %s)", sandbox.ErrInvalid, sandbox.ErrUnavailable,
+			spec.Title, strings.Join(missing, ", "), strings.Join(spec.Packages, " "))
+	}
+	return tool, nil
+}
+
+func executable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// Validate checks req as Run would before running anything, whatever its
+// language (the toolchain's presence is not checked: see Find). It fills
+// in no limits.
+func Validate(req *sandbox.Request) error {
+	spec, ok := language.Lookup(req.Language)
+	if !ok || spec.Native {
+		probe := *req
+		_, err := probe.Validate(sandbox.DefaultLimits)
+		return err
+	}
+	return validate(req, spec)
+}
+
+// validate checks what a toolchain request adds to a runtime's checks,
+// and those checks themselves (as the request of a Bash program).
+func validate(req *sandbox.Request, spec *language.Spec) error {
+	probe := *req
+	probe.Language, probe.CompileArgs = sandbox.Bash, nil
+	if _, err := probe.Validate(sandbox.DefaultLimits); err != nil {
+		return err
+	}
+	if req.Name != "" && !strings.Contains(req.Name, ".") {
+		return fmt.Errorf("%w: name %q has no extension (a %s file is named like %s)", sandbox.ErrInvalid, req.Name, spec.Title, spec.File)
+	}
+	for _, f := range req.Files {
+		if p, err := sandbox.CleanPath(f.Path); err == nil && (p == BuildDir || strings.HasPrefix(p, BuildDir+"/")) {
+			return fmt.Errorf("%w: file %q: %s/ is the build directory", sandbox.ErrInvalid, f.Path, BuildDir)
+		}
+	}
+	if len(req.CompileArgs) > 0 && !spec.Compiled() {
+		return fmt.Errorf("%w: %s has no compile step to take compile arguments", sandbox.ErrInvalid, spec.Title)
+	}
+	if len(req.CompileArgs) > maxCompileArgs {
+		return fmt.Errorf("%w: %d compile arguments, more than %d", sandbox.ErrInvalid, len(req.CompileArgs), maxCompileArgs)
+	}
+	for _, a := range req.CompileArgs {
+		if a == "" || strings.IndexByte(a, 0) >= 0 || len(a) > 4096 {
+			return fmt.Errorf("%w: compile argument %q: empty, too long or with a NUL byte", sandbox.ErrInvalid, a)
+		}
+	}
+	lim := req.CompileLimits.WithDefaults(sandbox.DefaultCompileLimits)
+	if err := lim.Validate(); err != nil {
+		return fmt.Errorf("compile limits: %w", err)
+	}
+	return nil
+}
+
+const maxCompileArgs = 64
+
+var errNoProgram = errors.New("no program")

@@ -1,0 +1,191 @@
+package toolchain_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coderun/coderun/language"
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/toolchain"
+)
+
+// newRuntime is the linux runtime wrapped, with a state directory of its own.
+func newRuntime(t *testing.T) sandbox.Runtime {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the linux runtime needs root: run the tests as root")
+	}
+	if err := linux.Probe().Require(nil); err != nil {
+		t.Skipf("this host lacks isolation the linux runtime requires:\n%v", err)
+	}
+	state, err := os.MkdirTemp("/run", "coderun-toolchain-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(state, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := linux.New(linux.Options{StateDir: state, Logf: t.Logf})
+	if err != nil {
+		t.Fatalf("linux.New: %v", err)
+	}
+	t.Cleanup(func() {
+		rt.Close()
+		os.RemoveAll(state)
+	})
+	return toolchain.Wrap(rt, toolchain.Options{})
+}
+
+// need skips the test when lang's toolchain is not installed (scripts/setup.sh installs it).
+func need(t *testing.T, lang language.Language) {
+	t.Helper()
+	spec, _ := language.Lookup(lang)
+	if _, err := toolchain.Find("", spec); err != nil {
+		t.Skip(err)
+	}
+}
+
+func run(t *testing.T, rt sandbox.Runtime, req sandbox.Request) *sandbox.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := rt.Run(ctx, req)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func TestCProgramCompilesThenRuns(t *testing.T) {
+	need(t, language.C)
+	rt := newRuntime(t)
+	res := run(t, rt, sandbox.Request{Language: language.C, Code: `#include <stdio.h>
+#include <math.h>
+int main(void) {
+	char name[32];
+	if (scanf("%31s", name) != 1) return 9;
+	FILE *f = fopen("out.txt", "w");
+	fprintf(f, "%.0f\n", sqrt(1764.0));
+	fclose(f);
+	printf("hello %s\n", name);
+	fprintf(stderr, "to stderr\n");
+	return 3;
+}`, Stdin: []byte("world\n"), Files: []sandbox.File{{Path: "in.txt", Content: []byte("kept")}}, FileContents: 100})
+	if res.Reason != sandbox.ReasonExited || res.ExitCode != 3 || res.Stdout != "hello world\n" || res.Stderr != "to stderr\n" {
+		t.Fatalf("result = %+v", res)
+	}
+	if res.Compile == nil || !res.Compile.OK() || res.Compile.Usage.Wall <= 0 {
+		t.Errorf("compile step = %+v", res.Compile)
+	}
+	if len(res.Files) != 1 || res.Files[0].Path != "out.txt" || string(res.Files[0].Content) != "42\n" || !res.Files[0].Created {
+		t.Errorf("files = %+v; want out.txt alone (no build directory, no unchanged input)", res.Files)
+	}
+}
+
+func TestCompileErrorIsItsOwnOutcome(t *testing.T) {
+	need(t, language.CPP)
+	rt := newRuntime(t)
+	res := run(t, rt, sandbox.Request{Language: language.CPP, Code: "int main() { return undeclared; }\n"})
+	if res.Reason != sandbox.ReasonCompileError || res.ExitCode == 0 || !strings.Contains(res.Stderr, "main.cpp:1") ||
+		!strings.Contains(res.Stderr, "undeclared") || res.Compile == nil || res.Compile.Reason != sandbox.ReasonExited {
+		t.Fatalf("result = %+v", res)
+	}
+	if !strings.HasPrefix(res.Summary(), "compile_error: compilation failed") {
+		t.Errorf("summary = %q", res.Summary())
+	}
+}
+
+func TestEachStepHasItsOwnLimits(t *testing.T) {
+	need(t, language.C)
+	rt := newRuntime(t)
+	loop := "int main(void) { for (;;) ; }\n"
+	res := run(t, rt, sandbox.Request{Language: language.C, Code: loop, Limits: sandbox.Limits{WallTime: time.Second}})
+	if res.Reason != sandbox.ReasonTimeout && res.Reason != sandbox.ReasonCPULimit || res.Compile == nil || !res.Compile.OK() {
+		t.Fatalf("a looping program: %+v (compile %+v); want a time limit after a good compile", res, res.Compile)
+	}
+	res = run(t, rt, sandbox.Request{Language: language.C, Code: loop, CompileLimits: sandbox.Limits{WallTime: 5 * time.Millisecond}})
+	if res.Reason != sandbox.ReasonCompileError || res.Compile == nil || res.Compile.Reason != sandbox.ReasonTimeout {
+		t.Fatalf("a compile step over its limit: %+v (compile %+v)", res, res.Compile)
+	}
+}
+
+func TestOutputLimitStopsTheProgram(t *testing.T) {
+	need(t, language.C)
+	rt := newRuntime(t)
+	res := run(t, rt, sandbox.Request{Language: language.C, Code: "#include <stdio.h>\nint main(void) { for (;;) puts(\"yes\"); }\n",
+		Limits: sandbox.Limits{OutputBytes: 4096}})
+	if res.Reason != sandbox.ReasonOutputLimit || !res.StdoutTruncated || len(res.Stdout) != 4096 {
+		t.Fatalf("result = %s, truncated %v, %d bytes", res.Summary(), res.StdoutTruncated, len(res.Stdout))
+	}
+}
+
+func TestCompileArgsReachTheCompiler(t *testing.T) {
+	need(t, language.CPP)
+	rt := newRuntime(t)
+	code := "#include <cstdio>\nint main() { std::printf(\"%ld %d\\n\", __cplusplus, V); }\n"
+	res := run(t, rt, sandbox.Request{Language: language.CPP, Code: code, CompileArgs: []string{"-std=c++20", "-DV=7"}})
+	if !res.OK() || res.Stdout != "202002 7\n" {
+		t.Fatalf("result = %+v", res)
+	}
+	if _, err := rt.Run(context.Background(), sandbox.Request{Language: language.Ruby, Code: "puts 1", CompileArgs: []string{"-w"}}); !errors.Is(err, sandbox.ErrInvalid) {
+		t.Errorf("compile arguments for Ruby: %v, want ErrInvalid", err)
+	}
+	if _, err := rt.Run(context.Background(), sandbox.Request{Language: language.Python, Code: "print(1)", CompileArgs: []string{"-O"}}); !errors.Is(err, sandbox.ErrInvalid) {
+		t.Errorf("compile arguments for Python: %v, want ErrInvalid", err)
+	}
+}
+
+// TestEveryLanguageSaysHello runs a hello-world program in each language
+// whose toolchain is installed.
+func TestEveryLanguageSaysHello(t *testing.T) {
+	rt := newRuntime(t)
+	for lang, code := range map[language.Language]string{
+		language.C:          "#include <stdio.h>\nint main(void) { puts(\"hello\"); }\n",
+		language.CPP:        "#include <iostream>\nint main() { std::cout << \"hello\" << std::endl; }\n",
+		language.Go:         "package main\nimport \"fmt\"\nfunc main() { fmt.Println(\"hello\") }\n",
+		language.Java:       "public class Hello { public static void main(String[] a) { System.out.println(\"hello\"); } }\n",
+		language.Rust:       "fn main() { println!(\"hello\"); }\n",
+		language.TypeScript: "const greeting: string = \"hello\";\nconsole.log(greeting);\n",
+		language.Ruby:       "puts 'hello'\n",
+		language.PHP:        "<?php echo \"hello\\n\";\n",
+		language.Perl:       "print \"hello\\n\";\n",
+		language.Lua:        "print('hello')\n",
+		language.R:          "cat('hello\\n')\n",
+	} {
+		t.Run(string(lang), func(t *testing.T) {
+			need(t, lang)
+			res := run(t, rt, sandbox.Request{Language: lang, Code: code})
+			if !res.OK() || res.Stdout != "hello\n" {
+				c := res.Compile
+				if c == nil {
+					c = &sandbox.Result{}
+				}
+				t.Fatalf("result: %s\nstdout %q\nstderr %q\ncompile: %s %q", res.Summary(), res.Stdout, res.Stderr, c.Summary(), c.Stderr)
+			}
+		})
+	}
+}
+
+func TestMissingToolchainIsRefused(t *testing.T) {
+	spec, _ := language.Lookup(language.Rust)
+	_, err := toolchain.Find(t.TempDir(), spec)
+	if !errors.Is(err, sandbox.ErrUnavailable) || !errors.Is(err, sandbox.ErrInvalid) ||
+		!strings.Contains(err.Error(), "/usr/bin/rustc") || !strings.Contains(err.Error(), "rustc") {
+		t.Fatalf("Find in an empty root: %v", err)
+	}
+}
+
+func TestBuildDirectoryIsNotTheRequests(t *testing.T) {
+	err := toolchain.Validate(&sandbox.Request{Language: language.C, Code: "int main(){}", Files: []sandbox.File{{Path: ".coderun/main", Content: []byte("x")}}})
+	if !errors.Is(err, sandbox.ErrInvalid) {
+		t.Fatalf("a file in the build directory: %v", err)
+	}
+	if err := toolchain.Validate(&sandbox.Request{Language: language.C, Code: "int main(){}"}); err != nil {
+		t.Fatalf("a good request: %v", err)
+	}
+}
