@@ -2,12 +2,18 @@ package api
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"time"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/server/input"
+)
+
+// duration and size are read as the other surfaces read them.
+type (
+	duration = input.Duration
+	size     = input.Size
 )
 
 // The request bodies' shared parts: limits and files, read strictly.
@@ -40,48 +46,6 @@ func (l limitsIn) limits(defaults sandbox.Limits) (sandbox.Limits, error) {
 	out := sandbox.Limits{WallTime: time.Duration(l.WallTime), CPUTime: time.Duration(l.CPUTime), Memory: int64(l.Memory),
 		Processes: l.Processes, OutputBytes: int64(l.OutputBytes), WorkspaceBytes: int64(l.WorkspaceBytes), OpenFiles: l.OpenFiles}
 	return out.WithDefaults(defaults), nil
-}
-
-// duration reads "10s" or a number of seconds.
-type duration time.Duration
-
-func (d *duration) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("duration %q: want a duration such as \"10s\" or a number of seconds", s)
-		}
-		*d = duration(v)
-		return nil
-	}
-	var secs float64
-	if err := json.Unmarshal(data, &secs); err != nil {
-		return fmt.Errorf("want a duration such as \"10s\" or a number of seconds")
-	}
-	*d = duration(secs * float64(time.Second))
-	return nil
-}
-
-// size reads a number of bytes or a size with its unit ("256MiB").
-type size int64
-
-func (z *size) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err == nil {
-		v, err := sandbox.ParseBytes(s)
-		if err != nil {
-			return err
-		}
-		*z = size(v)
-		return nil
-	}
-	var n int64
-	if err := json.Unmarshal(data, &n); err != nil {
-		return fmt.Errorf("want a number of bytes or a size such as \"256MiB\"")
-	}
-	*z = size(n)
-	return nil
 }
 
 // fileIn is a file for a workspace: its content as text, or as base64.

@@ -308,6 +308,9 @@ func (a *API) execute(w http.ResponseWriter, r *http.Request) {
 	if m := a.opts.Metrics; m != nil {
 		m.Execution("cell", string(cell.Status), cell.Duration)
 	}
+	if cell.Outputs == nil {
+		cell.Outputs = []session.Output{} // a list, even empty
+	}
 	if sse != nil {
 		sse.send("done", cell)
 		return
@@ -383,6 +386,11 @@ func (a *API) cells(w http.ResponseWriter, r *http.Request) {
 		cells := s.History()
 		if cells == nil {
 			cells = []session.Cell{}
+		}
+		for i := range cells {
+			if cells[i].Outputs == nil {
+				cells[i].Outputs = []session.Output{}
+			}
 		}
 		server.WriteJSON(w, http.StatusOK, map[string]any{"cells": cells})
 	}
