@@ -41,6 +41,9 @@ func (s *Service) keyAuth(h tenantHandler) http.HandlerFunc {
 			writeJSONError(w, http.StatusUnauthorized, "Invalid API key: coderun takes one of its API keys as E2B_API_KEY")
 			return
 		}
+		if !s.allow(w, tenant, false) {
+			return
+		}
 		h(w, r, tenant)
 	}
 }
@@ -153,6 +156,8 @@ func (s *Service) createSandbox(w http.ResponseWriter, r *http.Request, tenant s
 
 func writeCreateError(w http.ResponseWriter, err error) {
 	switch {
+	case isLimit(err):
+		writeLimit(w, err, false)
 	case errors.Is(err, session.ErrFull):
 		w.Header().Set("Retry-After", "5")
 		writeJSONError(w, http.StatusTooManyRequests, err.Error())

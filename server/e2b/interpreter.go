@@ -170,6 +170,13 @@ func (s *Service) execute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	release, err := s.startExecution(b.tenant)
+	if err != nil {
+		writeLimit(w, err, false)
+		return
+	}
+	defer release()
+
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	out := &ndjson{w: w, last: time.Now()}
@@ -326,6 +333,10 @@ func (s *Service) newContext(ctx context.Context, b *box, lang, cwd string) (*co
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
+	release, err := s.reserveSession(b.tenant)
+	if err != nil {
+		return nil, http.StatusTooManyRequests, err
+	}
 	cfg := s.opts.Session
 	cfg.Language = sl
 	cfg.Env = mergeEnv(cfg.Env, b.env)
@@ -334,20 +345,21 @@ func (s *Service) newContext(ctx context.Context, b *box, lang, cwd string) (*co
 	}
 	sess, err := sessions.Create(ctx, cfg)
 	if err != nil {
+		release()
 		if errors.Is(err, session.ErrFull) {
 			return nil, http.StatusServiceUnavailable, err
 		}
 		return nil, http.StatusInternalServerError, fmt.Errorf("create the context's session: %w", err)
 	}
-	c := &context_{id: sess.ID(), lang: lang, cwd: sandboxPath(rel), sess: sess}
+	c := &context_{id: sess.ID(), lang: lang, cwd: sandboxPath(rel), sess: sess, release: release}
 	if err := c.enterCwd(ctx); err != nil {
-		_ = sess.Close()
+		c.close()
 		return nil, http.StatusBadRequest, fmt.Errorf("cwd %s: %w", cwd, err)
 	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		_ = sess.Close()
+		c.close()
 		return nil, http.StatusNotFound, fmt.Errorf("%w: %s", errSandboxNotFound, b.id)
 	}
 	b.contexts[c.id] = c
@@ -378,7 +390,7 @@ func (s *Service) dropContext(b *box, c *context_) {
 		}
 	}
 	b.mu.Unlock()
-	_ = c.sess.Close()
+	c.close()
 }
 
 type contextJSON struct {

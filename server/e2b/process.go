@@ -223,6 +223,12 @@ func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
 		}
 		cwd = sandboxPath(rel)
 	}
+	release, err := s.startExecution(b.tenant)
+	if err != nil {
+		st.end(&rpcError{Code: "resource_exhausted", Message: err.Error()})
+		return
+	}
+	defer release()
 	timeout := defaultCommandTimeout
 	if ms, err := strconv.ParseInt(r.Header.Get("Connect-Timeout-Ms"), 10, 64); err == nil && ms > 0 {
 		timeout = min(time.Duration(ms)*time.Millisecond, defaultCommandTimeout)
@@ -265,7 +271,7 @@ func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
 		}
 		_ = st.send(processEvent{map[string]any{"data": map[string]any{key: []byte(o.Text)}}})
 	}
-	err := runHelper(r.Context(), b.primary.sess, helperCall{op: "run", args: args, timeout: timeout,
+	err = runHelper(r.Context(), b.primary.sess, helperCall{op: "run", args: args, timeout: timeout,
 		onAnswer: func(raw json.RawMessage) {
 			var a struct {
 				PID *uint32 `json:"pid"`

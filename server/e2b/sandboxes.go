@@ -57,6 +57,8 @@ type context_ struct {
 	lang string // E2B's name: python, bash
 	cwd  string // as reported, absolute in the sandbox
 	sess *session.Session
+	// release gives the session's place among the tenant's back.
+	release func()
 
 	mu    sync.Mutex
 	count int // executions E2B ran in it since its last restart
@@ -93,11 +95,16 @@ func (s *Service) create(ctx context.Context, tenant string, o sandboxOptions) (
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.reserveSession(tenant)
+	if err != nil {
+		return nil, err
+	}
 	cfg := s.opts.Session
 	cfg.Language = sandbox.Python
 	cfg.Env = mergeEnv(cfg.Env, o.env)
 	sess, err := sessions.Create(ctx, cfg)
 	if err != nil {
+		release()
 		return nil, fmt.Errorf("create the sandbox's session: %w", err)
 	}
 	id := o.id
@@ -109,7 +116,7 @@ func (s *Service) create(ctx context.Context, tenant string, o sandboxOptions) (
 	if o.token {
 		b.token, b.traffic = randomHex(24), randomHex(24)
 	}
-	b.primary = &context_{id: sess.ID(), lang: "python", cwd: Workdir, sess: sess}
+	b.primary = &context_{id: sess.ID(), lang: "python", cwd: Workdir, sess: sess, release: release}
 	b.contexts[b.primary.id] = b.primary
 	b.defaults["python"] = b.primary.id
 	if o.timeout > 0 {
@@ -212,7 +219,7 @@ func (s *Service) kill(b *box) {
 	}
 	b.mu.Unlock()
 	for _, c := range ctxs {
-		_ = c.sess.Close()
+		c.close()
 	}
 }
 
@@ -303,4 +310,10 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// close ends the context's session and gives its place back.
+func (c *context_) close() {
+	_ = c.sess.Close()
+	c.release()
 }

@@ -35,6 +35,9 @@ type Options struct {
 	// Session is the configuration every session starts from (limits,
 	// preloaded modules); its Language is set per context.
 	Session session.Config
+	// Tenants, if set, enforces the tenants' limits (requests per second,
+	// sessions and executions at once), as on coderun's own API.
+	Tenants *server.Tenants
 }
 
 // Service serves E2B's control plane, code interpreter and envd. It is
@@ -207,6 +210,9 @@ func (s *Service) sandboxAuth(next http.Handler, rpc bool) http.Handler {
 				}
 				return
 			}
+		}
+		if !s.allow(w, b.tenant, rpc && (strings.HasPrefix(r.URL.Path, "/filesystem.") || strings.HasPrefix(r.URL.Path, "/process."))) {
+			return
 		}
 		ctx := server.WithTenant(r.Context(), b.tenant)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, boxCtxKey{}, b)))

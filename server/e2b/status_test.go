@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/e2b"
 	"github.com/coderun/coderun/session"
 )
@@ -223,4 +224,32 @@ func TestNew(t *testing.T) {
 	if _, err := e2b.New(e2b.Options{Manager: session.NewManager(nil, session.ManagerOptions{IdleTimeout: -1})}); err == nil {
 		t.Error("New without keys on a server that is not insecure-local: no error")
 	}
+}
+
+// TestTenantLimits: a tenant's sessions limit holds for E2B sandboxes (429
+// with Retry-After beyond it, the place given back by a kill), and
+// another tenant is not counted against it.
+func TestTenantLimits(t *testing.T) {
+	_, ts := newServer(t, e2b.Options{Keys: testKeys, Tenants: server.NewTenants(server.TenantLimits{Sessions: 1})})
+	first := createSandbox(t, ts, "key-alice")
+	req, _ := http.NewRequestWithContext(testContext(t), "POST", ts.URL+"/v2/sandboxes", strings.NewReader(`{"templateID":"base"}`))
+	req.Header.Set("X-API-Key", "key-alice")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "sessions") {
+		t.Errorf("a second sandbox beyond the limit: %d (Retry-After %q) %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	interp := map[string]string{"E2b-Sandbox-Id": first.SandboxID, "E2b-Sandbox-Port": e2b.InterpreterPort, "X-Access-Token": first.EnvdAccessToken}
+	if status, body := call(t, ts, "POST", "/contexts", interp, `{}`); status != http.StatusTooManyRequests {
+		t.Errorf("a context beyond the limit: %d %s", status, body)
+	}
+	createSandbox(t, ts, "key-bob")
+	if status, body := call(t, ts, "DELETE", "/sandboxes/"+first.SandboxID, map[string]string{"X-API-Key": "key-alice"}, ""); status != 204 {
+		t.Fatalf("kill: %d %s", status, body)
+	}
+	createSandbox(t, ts, "key-alice")
 }
