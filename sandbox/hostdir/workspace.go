@@ -176,35 +176,80 @@ func CollectFiles(dir string, snap Snapshot, maxContent int64) (files []sandbox.
 
 // changedEntries walks root and describes, in path order and without
 // content, every entry that is not in snap as it was recorded there.
+//
+// A workspace may hold a million empty files with long names in one
+// directory: the walk reads each directory a batch at a time and stops as
+// soon as it has more than it reports, so listing costs the host the
+// entries it reports (and the directories it has still to read), never the
+// whole directory. Directories are read one at a time, breadth first, each
+// closed before the next is opened.
 func changedEntries(root *os.Root, snap Snapshot) (files []sandbox.FileInfo, truncated bool, err error) {
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+	dirs := []string{"."}
+	for len(dirs) > 0 && !truncated {
+		dir := dirs[0]
+		dirs = dirs[1:]
+		var sub []string
+		sub, truncated, err = changedIn(root, dir, snap, &files)
 		if err != nil {
-			return err
+			break
 		}
-		if p == "." {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil // vanished while walking
-		}
-		old, had := snap[p]
-		if had && old.size == fi.Size() && old.mtime.Equal(fi.ModTime()) && old.mode == fi.Mode() {
-			return nil
-		}
-		if len(files) >= sandbox.MaxReportedFiles {
-			truncated = true
-			return fs.SkipAll
-		}
-		info := sandbox.FileInfo{Path: p, Kind: kindOf(fi.Mode()), Size: fi.Size(), Mode: fi.Mode(), Created: !had}
-		if info.Kind == sandbox.KindSymlink {
-			info.LinkTarget, _ = root.Readlink(p)
-		}
-		files = append(files, info)
-		return nil
-	})
+		dirs = append(dirs, sub...)
+	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, truncated, err
+}
+
+// walkBatch is how many entries of a directory are read at a time.
+const walkBatch = 256
+
+// changedIn adds to files the entries of the directory dir that are not
+// in snap as recorded there, and returns its subdirectories to walk. It
+// stops, truncated, when files would hold more than
+// sandbox.MaxReportedFiles. A directory that vanished while walking is
+// skipped, as is an entry.
+func changedIn(root *os.Root, dir string, snap Snapshot, files *[]sandbox.FileInfo) (sub []string, truncated bool, err error) {
+	f, err := root.Open(dir)
+	if err != nil {
+		if dir != "." && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)) {
+			return nil, false, nil // vanished, or swapped for something else, while walking
+		}
+		return nil, false, err
+	}
+	defer f.Close()
+	for {
+		batch, rerr := f.ReadDir(walkBatch)
+		for _, d := range batch {
+			p := d.Name()
+			if dir != "." {
+				p = dir + "/" + p
+			}
+			fi, err := d.Info()
+			if err != nil {
+				continue // vanished while walking
+			}
+			if fi.IsDir() {
+				sub = append(sub, p)
+			}
+			old, had := snap[p]
+			if had && old.size == fi.Size() && old.mtime.Equal(fi.ModTime()) && old.mode == fi.Mode() {
+				continue
+			}
+			if len(*files) >= sandbox.MaxReportedFiles {
+				return nil, true, nil
+			}
+			info := sandbox.FileInfo{Path: p, Kind: kindOf(fi.Mode()), Size: fi.Size(), Mode: fi.Mode(), Created: !had}
+			if info.Kind == sandbox.KindSymlink {
+				info.LinkTarget, _ = root.Readlink(p)
+			}
+			*files = append(*files, info)
+		}
+		if rerr == io.EOF || (rerr == nil && len(batch) == 0) {
+			return sub, false, nil
+		}
+		if rerr != nil {
+			return nil, false, fmt.Errorf("read directory %s: %w", dir, rerr)
+		}
+	}
 }
 
 // readContents fills in the content of the regular files among files, in
