@@ -151,3 +151,27 @@ setup_e2b_sdk() {
 }
 setup_e2b_sdk
 # --- end of the E2B tests' step ---
+
+# --- web view tests (web/testdata/browser): Debian's chromium + playwright-core ---
+# The web view's browser test drives Debian's chromium headless through
+# playwright-core (pinned in package.json and the lock file; it downloads
+# no browser of its own), installed with npm ci into that directory's
+# node_modules (ignored by git), again only when the lock file changed.
+if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
+  step "installing Debian's chromium (for the web view's browser test)"
+  apt_install chromium
+  done_
+fi
+browser=web/testdata/browser
+if ! cmp -s "$browser/package-lock.json" "$browser/node_modules/.coderun-lock" 2>/dev/null; then
+  if ! command -v npm >/dev/null 2>&1; then
+    step "installing Debian's npm (for the web view's browser test)"
+    apt_install npm
+    done_
+  fi
+  step "installing playwright-core for the web view's browser test (npm ci in $browser)"
+  (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$browser/package-lock.json" "$browser/node_modules/.coderun-lock"
+  done_
+fi
+# --- end of the web view tests' step ---
