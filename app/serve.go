@@ -35,12 +35,18 @@ type ServerConfig struct {
 	TenantExecutions int
 	TenantRate       int
 	TenantBurst      int
+	// SandboxFusionTenant is the tenant of SandboxFusion requests that
+	// present no key (verl sends none); empty refuses them (see
+	// server/sandboxfusion).
+	SandboxFusionTenant string
 }
 
 // Environment variables of the server's settings.
 const (
 	EnvAddr    = "CODERUN_ADDR"     // server.addr
 	EnvAPIKeys = "CODERUN_API_KEYS" // server.api_keys, comma-separated
+	// EnvSandboxFusionTenant is server.sandboxfusion_tenant.
+	EnvSandboxFusionTenant = "CODERUN_SANDBOXFUSION_TENANT"
 )
 
 func defaultServerConfig() ServerConfig {
@@ -66,6 +72,12 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 	add("server.tenant_executions", "", &s.TenantExecutions, notNegative)
 	add("server.tenant_rate", "", &s.TenantRate, notNegative)
 	add("server.tenant_burst", "", &s.TenantBurst, notNegative)
+	add("server.sandboxfusion_tenant", EnvSandboxFusionTenant, &s.SandboxFusionTenant, func(v any) error {
+		if t := v.(string); t != "" && !server.ValidTenant(t) {
+			return fmt.Errorf("%q is not a tenant name (1 to 64 letters, digits, '.', '_', '-')", t)
+		}
+		return nil
+	})
 }
 
 // Services are what the server's surfaces are built from, shared by all
@@ -101,7 +113,8 @@ type surfaceFunc func(*Services) (server.Surface, error)
 // (app/serve_NAME.go) that builds it from the Services.
 func Surfaces() []surfaceFunc {
 	return []surfaceFunc{
-		coderunAPI, // coderun's own API under /v1 (server/api)
+		coderunAPI,    // coderun's own API under /v1 (server/api)
+		sandboxFusion, // SandboxFusion's /run_code, /run_jupyter, /v1/ping (server/sandboxfusion)
 	}
 }
 

@@ -27,6 +27,7 @@ type serveFlags struct {
 	burst         int
 	pool          int
 	logLevel      string
+	sfTenant      string
 }
 
 func (f *serveFlags) bindings() []binding {
@@ -40,6 +41,7 @@ func (f *serveFlags) bindings() []binding {
 		{"tenant-rate", "server.tenant_rate", &f.rate},
 		{"tenant-burst", "server.tenant_burst", &f.burst},
 		{"pool", "runtime.linux.pool", &f.pool},
+		{"sandboxfusion-tenant", "server.sandboxfusion_tenant", &f.sfTenant},
 	}
 }
 
@@ -52,6 +54,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		Long: `Serve coderun over HTTP on one listener: coderun's own JSON API under /v1 (one-shot
 executions; sessions with cells streamed as Server-Sent Events, files and notebooks), described
 by the OpenAPI 3.1 document at /openapi.json, and /healthz, /readyz and Prometheus /metrics.
+SandboxFusion's POST /run_code, POST /run_jupyter and GET /v1/ping are served too, for RL
+reward sandboxes (verl): point sandbox_fusion.url at http://HOST:PORT/run_code.
 
 API keys. Every request presents a key (Authorization: Bearer KEY, or X-API-Key: KEY), and each
 key belongs to a tenant: a tenant sees only its own sessions (another's id answers 404). Keys
@@ -73,12 +77,16 @@ Every setting (flag, configuration key, default):
   --tenant-executions  server.tenant_executions  8 executions running at once per tenant
   --tenant-rate        server.tenant_rate        100 requests per second per tenant
   --tenant-burst       server.tenant_burst       requests at once above the rate (default: the rate)
+  --sandboxfusion-tenant server.sandboxfusion_tenant  the tenant of SandboxFusion requests
+                                                 without a key (verl sends none); empty: refused
+                                                 ($CODERUN_SANDBOXFUSION_TENANT)
   (none)               server.api_keys           see above ($CODERUN_API_KEYS)
   --pool               runtime.linux.pool        4 pre-started Python sandboxes for one-shot runs
   (none)               limits.*                  the defaults of one-shot runs' limits
   (none)               session.*                 the defaults of sessions (limits, preload,
                                                  max_sessions across tenants, idle_timeout)
-Beyond a tenant's limits the answer is 429 with Retry-After. Each request is logged as one JSON
+Beyond a tenant's limits the answer is 429 with Retry-After (SandboxFusion's routes wait their turn
+instead: its clients count any other answer as a failed run). Each request is logged as one JSON
 line on standard error, with its request id (X-Request-Id).`,
 		Example: `  coderun serve --insecure-local
   CODERUN_API_KEYS=alice:$(openssl rand -hex 24) coderun serve --addr 0.0.0.0:8080
@@ -110,6 +118,7 @@ line on standard error, with its request id (X-Request-Id).`,
 	fl.IntVar(&f.burst, "tenant-burst", 0, "requests at once above the rate (default: the rate)")
 	fl.IntVar(&f.pool, "pool", 0, "pre-started Python sandboxes kept ready for one-shot runs (default 4)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least level logged: debug, info, warn, error")
+	fl.StringVar(&f.sfTenant, "sandboxfusion-tenant", "", "tenant of SandboxFusion requests (/run_code) that present no key, as verl sends them (default: refused)")
 	d.register(cmd)
 	return cmd
 }

@@ -92,7 +92,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // Surface is the handler as a surface of the server: it authenticates in
 // its own way (see the package doc).
 func (h *Handler) Surface() server.Surface {
-	return server.Surface{Name: "sandboxfusion", Patterns: Routes, Handler: h, OwnAuth: true}
+	return server.Surface{Name: "sandboxfusion", Patterns: Routes, Handler: h, OwnAuth: true, OpenAPI: Doc()}
 }
 
 // credentials returns the key a request presents: a bearer token, an

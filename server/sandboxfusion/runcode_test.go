@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/sandboxfusion"
 )
 
@@ -239,10 +240,13 @@ func TestBadRequests(t *testing.T) {
 }
 
 // 64 requests at once (verl's default sandbox_fusion.max_concurrent) on a
-// surface that runs 2 at a time all succeed: the others wait their turn.
+// surface that runs 4 at a time, for a tenant allowed 2 executions at once
+// and 40 requests a second, all succeed: the others wait their turn
+// rather than get a 429, which verl would score as a sandbox error.
 func TestConcurrentRequestsQueue(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, sandboxfusion.Options{MaxConcurrent: 2})
+	tenants := server.NewTenants(server.TenantLimits{Executions: 2, Rate: 40, Burst: 4})
+	srv := newServer(t, sandboxfusion.Options{MaxConcurrent: 4, Admit: sandboxfusion.TenantAdmit(tenants)})
 	const n = 64
 	var wg sync.WaitGroup
 	results := make([]string, n)
