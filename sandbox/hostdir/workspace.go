@@ -330,7 +330,17 @@ func ReadFile(dir, p string, max int64) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("workspace: %w", err)
 	}
-	data, truncated, err := readContent(root, p, min(max, budget))
+	f, _, err := openRegular(root, p)
+	if err == nil && f == nil {
+		// Swapped, since the Lstat above, for something else (a FIFO, a
+		// directory): not the file the caller asked for, nor empty.
+		err = errors.New("no longer a regular file: it changed while being read")
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("workspace: read %s: %w", p, err)
+	}
+	defer f.Close()
+	data, truncated, err := sandbox.ReadAtMost(f, min(max, budget))
 	if err != nil {
 		return nil, false, fmt.Errorf("workspace: read %s: %w", p, err)
 	}
@@ -380,15 +390,4 @@ func openRegular(root *os.Root, p string) (*os.File, fileID, error) {
 		id = fileID{dev: uint64(st.Dev), ino: st.Ino, nlink: uint64(st.Nlink)}
 	}
 	return f, id, nil
-}
-
-// readContent reads at most max bytes of the regular file p of root (see
-// openRegular); anything but a regular file gives no content.
-func readContent(root *os.Root, p string, max int64) ([]byte, bool, error) {
-	f, _, err := openRegular(root, p)
-	if err != nil || f == nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	return sandbox.ReadAtMost(f, max)
 }

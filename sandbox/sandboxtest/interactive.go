@@ -47,6 +47,8 @@ func (h *harness) interactive(t *testing.T) {
 		{"AwaitingInput", l.awaitingInput},
 		{"CPUTime", l.cpuTime},
 		{"Archive", l.archive},
+		{"HostilePaths", l.hostilePaths}, // interactive_hostile.go
+		{"SwappedLinks", l.swappedLinks},
 	})
 }
 

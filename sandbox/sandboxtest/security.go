@@ -94,6 +94,7 @@ func (h *harness) security(t *testing.T) {
 		// and uploaded again, and what they cost the host (security_files.go).
 		{"FilesOutAmplification", h.filesOutAmplification},
 		{"LinksOutAndBackIn", h.linksOutAndBackIn},
+		{"ManyFilesOut", h.manyFilesOut}, // security_manyfiles.go
 
 		// Red-team pass 2: side channels and what the program may see and
 		// change of the host (security_sidechannels.go).
