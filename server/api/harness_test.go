@@ -23,7 +23,7 @@ import (
 
 // Keys of the test tenants.
 const (
-	aliceKey = "alice-0123456789abcdef"
+	aliceKey = "alice-key-0123456789abcdef" // the README's
 	bobKey   = "bob-0123456789abcdef00"
 )
 
