@@ -115,6 +115,9 @@ func Surfaces() []surfaceFunc {
 	return []surfaceFunc{
 		coderunAPI,    // coderun's own API under /v1 (server/api)
 		sandboxFusion, // SandboxFusion's /run_code, /run_jupyter, /v1/ping (server/sandboxfusion)
+		agentRuns,     // agent runs, the review queue and stats under /v1 (server/runs)
+		evalJobs,      // batch eval jobs under /v1/jobs (server/jobs)
+		webView,       // the web view at / (web)
 	}
 }
 

@@ -120,3 +120,12 @@ func Files(in []File, max int64) ([]sandbox.File, error) {
 	}
 	return out, nil
 }
+
+// LimitsSchema is the JSON schema of Limits, for the OpenAPI documents of
+// the surfaces that read them (as the component schema "RunLimits").
+func LimitsSchema() map[string]any {
+	duration := map[string]any{"type": []any{"string", "number"}, "description": "A duration such as \"10s\", or a number of seconds."}
+	return map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
+		"wall_time": duration, "cpu_time": duration,
+		"memory": map[string]any{"type": []any{"string", "integer"}, "description": "A number of bytes, or a size such as \"256MiB\"."}}}
+}

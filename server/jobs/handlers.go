@@ -33,7 +33,7 @@ func (s *Service) Handler() http.Handler {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			tenant, ok := server.TenantFrom(r.Context())
 			if !ok {
-				writeError(w, http.StatusUnauthorized, codeAuth, "the request was not authenticated")
+				server.WriteError(w, http.StatusUnauthorized, server.CodeAuth, "the request was not authenticated")
 				return
 			}
 			h(w, r, tenant)
@@ -43,7 +43,7 @@ func (s *Service) Handler() http.Handler {
 		return func(w http.ResponseWriter, r *http.Request, tenant string) {
 			j := s.get(tenant, r.PathValue("id"))
 			if j == nil {
-				writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no job %q", r.PathValue("id")))
+				server.WriteError(w, http.StatusNotFound, server.CodeNotFound, fmt.Sprintf("no job %q", r.PathValue("id")))
 				return
 			}
 			h(w, r, j)
@@ -51,17 +51,19 @@ func (s *Service) Handler() http.Handler {
 	}
 	handle("POST /v1/jobs", s.create)
 	handle("GET /v1/jobs", s.listJobs)
-	handle("GET /v1/jobs/{id}", withJob(func(w http.ResponseWriter, _ *http.Request, j *job) { writeJSON(w, http.StatusOK, j.view()) }))
+	handle("GET /v1/jobs/{id}", withJob(func(w http.ResponseWriter, _ *http.Request, j *job) { server.WriteJSON(w, http.StatusOK, j.view()) }))
 	handle("GET /v1/jobs/{id}/events", withJob(s.events))
 	handle("GET /v1/jobs/{id}/verdicts", withJob(s.verdicts))
-	handle("GET /v1/jobs/{id}/summary", withJob(func(w http.ResponseWriter, _ *http.Request, j *job) { writeJSON(w, http.StatusOK, j.view().Summary) }))
+	handle("GET /v1/jobs/{id}/summary", withJob(func(w http.ResponseWriter, _ *http.Request, j *job) {
+		server.WriteJSON(w, http.StatusOK, j.view().Summary)
+	}))
 	handle("POST /v1/jobs/{id}/cancel", withJob(s.cancelJob))
 	return mux
 }
 
 // Surface is the service mounted on the server.
 func (s *Service) Surface() server.Surface {
-	return server.Surface{Name: "jobs", Patterns: Patterns, Handler: s.Handler()}
+	return server.Surface{Name: "jobs", Patterns: Patterns, Handler: s.Handler(), OpenAPI: Doc()}
 }
 
 // Request submits a batch.
@@ -129,47 +131,46 @@ func (req *Request) items() ([]eval.Item, []Skipped, error) {
 
 func (s *Service) create(w http.ResponseWriter, r *http.Request, tenant string) {
 	var req Request
-	if !decodeJSON(w, r, &req) {
+	if !server.DecodeJSON(w, r, &req) {
 		return
 	}
 	for _, k := range req.K {
 		if k < 1 {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("k: %d is not a positive number of samples", k))
+			server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, fmt.Sprintf("k: %d is not a positive number of samples", k))
 			return
 		}
 	}
 	if req.Concurrency < 0 {
-		writeError(w, http.StatusBadRequest, codeBadRequest, "concurrency is negative")
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, "concurrency is negative")
 		return
 	}
 	limits, err := req.Limits.Limits()
 	if err != nil {
-		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, err.Error())
 		return
 	}
 	if err := limits.WithDefaults(s.opts.Limits).WithDefaults(sandbox.DefaultLimits).Validate(); err != nil {
-		writeError(w, http.StatusBadRequest, codeBadRequest, "limits: "+err.Error())
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, "limits: "+err.Error())
 		return
 	}
 	items, skipped, err := req.items()
 	if err != nil {
-		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, err.Error())
 		return
 	}
 	j, err := s.submit(tenant, items, skipped, req.K, req.Concurrency, limits)
 	switch {
 	case errors.Is(err, errTooMany):
-		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusTooManyRequests, "rate_limited", err.Error())
+		server.WriteRetryAfter(w, 5*time.Second, err.Error())
 		return
 	case errors.Is(err, errClosed):
-		writeError(w, http.StatusServiceUnavailable, codeUnavailable, err.Error())
+		server.WriteError(w, http.StatusServiceUnavailable, server.CodeUnavailable, err.Error())
 		return
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusAccepted, j.view())
+	server.WriteJSON(w, http.StatusAccepted, j.view())
 }
 
 // List is the answer of GET /v1/jobs.
@@ -182,7 +183,7 @@ func (s *Service) listJobs(w http.ResponseWriter, _ *http.Request, tenant string
 	for _, j := range s.list(tenant) {
 		out.Jobs = append(out.Jobs, j.view())
 	}
-	writeJSON(w, http.StatusOK, out)
+	server.WriteJSON(w, http.StatusOK, out)
 }
 
 // Verdicts is the answer of GET /v1/jobs/{id}/verdicts: the verdicts in
@@ -196,7 +197,7 @@ func (s *Service) verdicts(w http.ResponseWriter, r *http.Request, j *job) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, Verdicts{Verdicts: j.verdictsAfter(after)})
+	server.WriteJSON(w, http.StatusOK, Verdicts{Verdicts: j.verdictsAfter(after)})
 }
 
 func afterParam(w http.ResponseWriter, v string) (int, bool) {
@@ -205,7 +206,7 @@ func afterParam(w http.ResponseWriter, v string) (int, bool) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("after %q: want a number of verdicts", v))
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, fmt.Sprintf("after %q: want a number of verdicts", v))
 		return 0, false
 	}
 	return n, true
@@ -213,11 +214,11 @@ func afterParam(w http.ResponseWriter, v string) (int, bool) {
 
 func (s *Service) cancelJob(w http.ResponseWriter, _ *http.Request, j *job) {
 	if j.current() != StatusRunning {
-		writeError(w, http.StatusConflict, codeConflict, fmt.Sprintf("job %s has already ended (%s)", j.id, j.current()))
+		server.WriteError(w, http.StatusConflict, server.CodeConflict, fmt.Sprintf("job %s has already ended (%s)", j.id, j.current()))
 		return
 	}
 	j.cancel()
-	writeJSON(w, http.StatusAccepted, j.view())
+	server.WriteJSON(w, http.StatusAccepted, j.view())
 }
 
 // events streams a job's progress as Server-Sent Events: each verdict as
@@ -237,7 +238,7 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, j *job) {
 	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		writeError(w, http.StatusInternalServerError, codeInternal, "streaming is not supported here")
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, "streaming is not supported here")
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")

@@ -1,12 +1,12 @@
 package runs
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/store"
 )
 
@@ -37,14 +37,14 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, st store.Tenant
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("after %q: want a step number", v))
+			server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, fmt.Sprintf("after %q: want a step number", v))
 			return
 		}
 		after = n
 	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		writeError(w, http.StatusInternalServerError, codeInternal, "streaming is not supported here")
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, "streaming is not supported here")
 		return
 	}
 	key := runKey{st.Name(), run.ID}
@@ -104,19 +104,4 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, st store.Tenant
 			}
 		}
 	}
-}
-
-// writeEvent writes one Server-Sent Event with v as its JSON data.
-func writeEvent(w http.ResponseWriter, event, id string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if id != "" {
-		if _, err := fmt.Fprintf(w, "id: %s\n", id); err != nil {
-			return err
-		}
-	}
-	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
-	return err
 }

@@ -45,12 +45,12 @@ func (s *Service) Handler() http.Handler {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			name, ok := server.TenantFrom(r.Context())
 			if !ok {
-				writeError(w, http.StatusUnauthorized, codeAuth, "the request was not authenticated")
+				server.WriteError(w, http.StatusUnauthorized, server.CodeAuth, "the request was not authenticated")
 				return
 			}
 			st, err := s.tenant(name)
 			if err != nil {
-				writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+				server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 				return
 			}
 			h(w, r, st)
@@ -75,7 +75,7 @@ func (s *Service) Handler() http.Handler {
 
 // Surface is the service mounted on the server.
 func (s *Service) Surface() server.Surface {
-	return server.Surface{Name: "runs", Patterns: Patterns, Handler: s.Handler()}
+	return server.Surface{Name: "runs", Patterns: Patterns, Handler: s.Handler(), OpenAPI: Doc()}
 }
 
 // RunView is a run as the API shows it: the stored run with the status
@@ -180,17 +180,17 @@ func (s *Service) task(req *StartRequest) (agent.Task, error) {
 
 func (s *Service) start(w http.ResponseWriter, r *http.Request, st store.Tenant) {
 	var req StartRequest
-	if !decodeJSON(w, r, &req) {
+	if !server.DecodeJSON(w, r, &req) {
 		return
 	}
 	set, err := req.settings()
 	if err != nil {
-		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, err.Error())
 		return
 	}
 	task, err := s.task(&req)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, err.Error())
 		return
 	}
 	ctx := r.Context()
@@ -211,13 +211,13 @@ func (s *Service) driveError(w http.ResponseWriter, err error) {
 	var se *SettingsError
 	switch {
 	case errors.As(err, &se):
-		writeError(w, http.StatusBadRequest, codeBadRequest, se.Error())
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, se.Error())
 	case errors.Is(err, errClosed):
-		writeError(w, http.StatusServiceUnavailable, codeUnavailable, err.Error())
+		server.WriteError(w, http.StatusServiceUnavailable, server.CodeUnavailable, err.Error())
 	case errors.Is(err, store.ErrNotOwner), errors.Is(err, store.ErrEnded):
-		writeError(w, http.StatusConflict, codeConflict, err.Error())
+		server.WriteError(w, http.StatusConflict, server.CodeConflict, err.Error())
 	default:
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 	}
 }
 
@@ -228,10 +228,10 @@ func lookup(w http.ResponseWriter, r *http.Request, st store.Tenant) (*store.Run
 	run, err := st.GetRun(r.Context(), id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no run %q", id))
+		server.WriteError(w, http.StatusNotFound, server.CodeNotFound, fmt.Sprintf("no run %q", id))
 		return nil, false
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return nil, false
 	}
 	return run, true
@@ -240,10 +240,10 @@ func lookup(w http.ResponseWriter, r *http.Request, st store.Tenant) (*store.Run
 func (s *Service) writeRun(w http.ResponseWriter, r *http.Request, st store.Tenant, id string, status int) {
 	run, err := st.GetRun(r.Context(), id)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return
 	}
-	writeJSON(w, status, s.view(st, run))
+	server.WriteJSON(w, status, s.view(st, run))
 }
 
 // RunList is the answer of GET /v1/runs.
@@ -258,14 +258,14 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, st store.Tenant) 
 	case "", store.StatusRunning, store.StatusAwaitingApproval, store.StatusSucceeded, store.StatusFailed,
 		store.StatusCancelled, store.StatusInterrupted:
 	default:
-		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("status %q: want running, awaiting_approval, succeeded, failed, cancelled or interrupted", f.Status))
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, fmt.Sprintf("status %q: want running, awaiting_approval, succeeded, failed, cancelled or interrupted", f.Status))
 		return
 	}
 	limit := 100
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("limit %q: want 1 to 1000", v))
+			server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, fmt.Sprintf("limit %q: want 1 to 1000", v))
 			return
 		}
 		limit = n
@@ -276,7 +276,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, st store.Tenant) 
 	}
 	runs, err := st.ListRuns(r.Context(), f)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return
 	}
 	out := RunList{Runs: []RunView{}}
@@ -289,7 +289,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, st store.Tenant) 
 		}
 		out.Runs = append(out.Runs, s.view(st, run))
 	}
-	writeJSON(w, http.StatusOK, out)
+	server.WriteJSON(w, http.StatusOK, out)
 }
 
 // matches reports whether a run's id, task, model, outcome or answer
@@ -305,7 +305,7 @@ func matches(r *store.Run, search string) bool {
 
 func (s *Service) get(w http.ResponseWriter, r *http.Request, st store.Tenant) {
 	if run, ok := lookup(w, r, st); ok {
-		writeJSON(w, http.StatusOK, s.view(st, run))
+		server.WriteJSON(w, http.StatusOK, s.view(st, run))
 	}
 }
 
@@ -321,13 +321,13 @@ func (s *Service) steps(w http.ResponseWriter, r *http.Request, st store.Tenant)
 	}
 	steps, err := st.Steps(r.Context(), run.ID)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return
 	}
 	if steps == nil {
 		steps = []store.Step{}
 	}
-	writeJSON(w, http.StatusOK, StepList{Steps: steps})
+	server.WriteJSON(w, http.StatusOK, StepList{Steps: steps})
 }
 
 // FileList is the answer of GET /v1/runs/{id}/files: the files without
@@ -343,12 +343,12 @@ func (s *Service) files(w http.ResponseWriter, r *http.Request, st store.Tenant)
 	}
 	role := r.URL.Query().Get("role")
 	if role != "" && role != store.RoleInput && role != store.RoleOutput {
-		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("role %q: want input or output", role))
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, fmt.Sprintf("role %q: want input or output", role))
 		return
 	}
 	files, err := st.Files(r.Context(), run.ID, role)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return
 	}
 	out := FileList{Files: []store.File{}}
@@ -356,7 +356,7 @@ func (s *Service) files(w http.ResponseWriter, r *http.Request, st store.Tenant)
 		f.Content = nil
 		out.Files = append(out.Files, f)
 	}
-	writeJSON(w, http.StatusOK, out)
+	server.WriteJSON(w, http.StatusOK, out)
 }
 
 // file serves one file's content: the output of that path if there is
@@ -368,13 +368,13 @@ func (s *Service) file(w http.ResponseWriter, r *http.Request, st store.Tenant) 
 	}
 	p, err := sandbox.CleanPath(r.PathValue("path"))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, err.Error())
 		return
 	}
 	role := r.URL.Query().Get("role")
 	files, err := st.Files(r.Context(), run.ID, role)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return
 	}
 	var found *store.File
@@ -385,7 +385,7 @@ func (s *Service) file(w http.ResponseWriter, r *http.Request, st store.Tenant) 
 		}
 	}
 	if found == nil {
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("run %s has no file %q", run.ID, p))
+		server.WriteError(w, http.StatusNotFound, server.CodeNotFound, fmt.Sprintf("run %s has no file %q", run.ID, p))
 		return
 	}
 	ct := mime.TypeByExtension(path.Ext(p))
@@ -410,7 +410,7 @@ func (s *Service) notebook(w http.ResponseWriter, r *http.Request, st store.Tena
 	}
 	nb, err := agent.Notebook(r.Context(), st, run.ID)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ipynb+json")
@@ -434,11 +434,11 @@ type Decision struct {
 func (s *Service) decide(v agent.Verdict) func(http.ResponseWriter, *http.Request, store.Tenant) {
 	return func(w http.ResponseWriter, r *http.Request, st store.Tenant) {
 		var d Decision
-		if r.ContentLength != 0 && !decodeJSON(w, r, &d) {
+		if r.ContentLength != 0 && !server.DecodeJSON(w, r, &d) {
 			return
 		}
 		if d.Always && v != agent.Approve {
-			writeError(w, http.StatusBadRequest, codeBadRequest, "always: only an approval can be for always")
+			server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, "always: only an approval can be for always")
 			return
 		}
 		run, ok := lookup(w, r, st)
@@ -446,7 +446,7 @@ func (s *Service) decide(v agent.Verdict) func(http.ResponseWriter, *http.Reques
 			return
 		}
 		if run.Status != store.StatusAwaitingApproval {
-			writeError(w, http.StatusConflict, codeConflict, fmt.Sprintf("run %s is %s, not awaiting approval", run.ID, run.Shown()))
+			server.WriteError(w, http.StatusConflict, server.CodeConflict, fmt.Sprintf("run %s is %s, not awaiting approval", run.ID, run.Shown()))
 			return
 		}
 		verdict := v
@@ -497,10 +497,10 @@ func (s *Service) cancel(w http.ResponseWriter, r *http.Request, st store.Tenant
 	switch {
 	case s.cancelDriven(runKey{st.Name(), run.ID}):
 	case run.Status.Final():
-		writeError(w, http.StatusConflict, codeConflict, fmt.Sprintf("run %s has already ended (%s)", run.ID, run.Status))
+		server.WriteError(w, http.StatusConflict, server.CodeConflict, fmt.Sprintf("run %s has already ended (%s)", run.ID, run.Status))
 		return
 	case run.Shown() == store.StatusRunning:
-		writeError(w, http.StatusConflict, codeConflict, fmt.Sprintf("run %s is driven by another process", run.ID))
+		server.WriteError(w, http.StatusConflict, server.CodeConflict, fmt.Sprintf("run %s is driven by another process", run.ID))
 		return
 	default:
 		if _, err := s.resumeRun(r.Context(), st, run.ID, true); err != nil {
@@ -519,7 +519,7 @@ func (s *Service) resume(w http.ResponseWriter, r *http.Request, st store.Tenant
 		return
 	}
 	if shown := run.Shown(); shown != store.StatusInterrupted {
-		writeError(w, http.StatusConflict, codeConflict, fmt.Sprintf("run %s is %s: only an interrupted run can be resumed (approve or reject one awaiting approval)", run.ID, shown))
+		server.WriteError(w, http.StatusConflict, server.CodeConflict, fmt.Sprintf("run %s is %s: only an interrupted run can be resumed (approve or reject one awaiting approval)", run.ID, shown))
 		return
 	}
 	if _, err := s.resumeRun(r.Context(), st, run.ID, false); err != nil {
@@ -540,18 +540,18 @@ func (s *Service) review(w http.ResponseWriter, r *http.Request, st store.Tenant
 	if v := q.Get("all"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("all %q: want true or false", v))
+			server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, fmt.Sprintf("all %q: want true or false", v))
 			return
 		}
 		all = b
 	}
 	items, err := st.Reviews(r.Context(), q.Get("run"), all)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return
 	}
 	if items == nil {
 		items = []store.ReviewItem{}
 	}
-	writeJSON(w, http.StatusOK, ReviewList{Items: items})
+	server.WriteJSON(w, http.StatusOK, ReviewList{Items: items})
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/store"
 )
 
@@ -46,24 +47,24 @@ func (s *Service) stats(w http.ResponseWriter, r *http.Request, st store.Tenant)
 	if v := r.URL.Query().Get("since"); v != "" {
 		t, err := parseSince(v, time.Now())
 		if err != nil {
-			writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+			server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, err.Error())
 			return
 		}
 		f.Since = t
 	}
 	runs, err := st.ListRuns(r.Context(), f)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return
 	}
 	open, err := st.Reviews(r.Context(), "", false)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
 		return
 	}
 	agg := store.Aggregate(runs, time.Now())
 	agg.ReviewsOpen = len(open)
-	writeJSON(w, http.StatusOK, Stats{Stats: agg, ModelMS: agg.ModelTime.Milliseconds(), ExecMS: agg.ExecTime.Milliseconds(),
+	server.WriteJSON(w, http.StatusOK, Stats{Stats: agg, ModelMS: agg.ModelTime.Milliseconds(), ExecMS: agg.ExecTime.Milliseconds(),
 		WallMS: agg.WallTime.Milliseconds(), Days: days(runs)})
 }
 

@@ -1,0 +1,134 @@
+package jobs
+
+import (
+	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/server/input"
+)
+
+// Doc is the jobs API's part of the OpenAPI 3.1 document: every route of
+// Patterns, with its request and response bodies.
+func Doc() *server.APIDoc {
+	id := map[string]any{"name": "id", "in": "path", "required": true, "description": "The job's id.", "schema": map[string]any{"type": "string"}}
+	after := map[string]any{"name": "after", "in": "query", "required": false, "description": "Skip the first N verdicts.",
+		"schema": map[string]any{"type": "integer", "minimum": 0}}
+	errs := func(codes ...string) map[string]any {
+		out := map[string]any{
+			"401": server.ErrorResponse("No API key, or an unknown one."),
+			"429": server.ErrorResponse("Beyond the tenant's request rate, or its running jobs; retry after Retry-After seconds."),
+		}
+		for _, c := range codes {
+			switch c {
+			case "400":
+				out[c] = server.ErrorResponse("Bad input: malformed JSON, an unknown field, no usable line (or, strict, a bad one), a bad format, k or limit.")
+			case "404":
+				out[c] = server.ErrorResponse("No such job of the tenant's (unknown, another tenant's, or forgotten).")
+			case "409":
+				out[c] = server.ErrorResponse("The job has already ended.")
+			case "413":
+				out[c] = server.ErrorResponse("The request body is larger than the server's cap.")
+			case "503":
+				out[c] = server.ErrorResponse("The server is shutting down.")
+			}
+		}
+		return out
+	}
+	with := func(base map[string]any, status string, resp map[string]any) map[string]any {
+		base[status] = resp
+		return base
+	}
+	jsonResp := func(desc, schema string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": server.Ref(schema)}}}
+	}
+	op := func(summary string, params []any, responses map[string]any) map[string]any {
+		o := map[string]any{"summary": summary, "tags": []any{"jobs"}, "responses": responses}
+		if params != nil {
+			o["parameters"] = params
+		}
+		return o
+	}
+	submit := op("Submit a batch of programs to score against their tests (coderun eval's formats) as a job.", nil,
+		with(errs("400", "413", "503"), "202", jsonResp("The job, running.", "Job")))
+	submit["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": server.Ref("JobRequest")}}}
+	return &server.APIDoc{
+		Paths: map[string]any{
+			"/v1/jobs": map[string]any{
+				"post": submit,
+				"get":  op("List the tenant's jobs, newest first.", nil, with(errs(), "200", jsonResp("The jobs.", "JobList"))),
+			},
+			"/v1/jobs/{id}": map[string]any{"get": op("Get a job: its status, progress and summary so far.", []any{id},
+				with(errs("404"), "200", jsonResp("The job.", "Job")))},
+			"/v1/jobs/{id}/events": map[string]any{"get": op("Follow a job as Server-Sent Events: `verdict` (id: its number) for each verdict, "+
+				"`progress` (the Job) after each batch, `end` (the Job) when it has ended.", []any{id, after},
+				with(errs("400", "404"), "200", map[string]any{"description": "The stream of events.", "content": map[string]any{"text/event-stream": map[string]any{
+					"schema": map[string]any{"type": "string", "description": "event: verdict|progress|end; data: a Verdict or the Job."}}}}))},
+			"/v1/jobs/{id}/verdicts": map[string]any{"get": op("The job's verdicts in the order they were made.", []any{id, after},
+				with(errs("400", "404"), "200", jsonResp("The verdicts.", "JobVerdicts")))},
+			"/v1/jobs/{id}/summary": map[string]any{"get": op("The summary of the job's verdicts so far: counts, pass rate, pass@k, latencies.", []any{id},
+				with(errs("404"), "200", jsonResp("The summary.", "EvalSummary")))},
+			"/v1/jobs/{id}/cancel": map[string]any{"post": op("Cancel a running job; its verdicts so far are kept.", []any{id},
+				with(errs("404", "409"), "202", jsonResp("The job, being cancelled.", "Job")))},
+		},
+		Schemas: schemas(),
+	}
+}
+
+func schemas() map[string]any {
+	typ := func(t, desc string) map[string]any {
+		m := map[string]any{"type": t}
+		if desc != "" {
+			m["description"] = desc
+		}
+		return m
+	}
+	obj := func(required []string, props map[string]any) map[string]any {
+		o := map[string]any{"type": "object", "properties": props}
+		if len(required) > 0 {
+			r := make([]any, len(required))
+			for i, s := range required {
+				r[i] = s
+			}
+			o["required"] = r
+		}
+		return o
+	}
+	arr := func(items map[string]any) map[string]any { return map[string]any{"type": "array", "items": items} }
+	counts := map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "integer"}}
+	percentiles := obj([]string{"p50", "p95", "max"}, map[string]any{"p50": typ("number", ""), "p95": typ("number", ""), "max": typ("number", "")})
+	req := obj([]string{"problems"}, map[string]any{
+		"problems":       typ("string", "JSON Lines: HumanEval, MBPP or generic {id, code, test} problems."),
+		"samples":        typ("string", "JSON Lines of a model's completions ({task_id, completion}), scored instead of the reference solutions."),
+		"format":         map[string]any{"type": "string", "enum": []any{"auto", "humaneval", "mbpp", "generic"}},
+		"mbpp_challenge": typ("boolean", "Add MBPP's challenge tests."),
+		"strict":         typ("boolean", "Refuse the batch for one bad line instead of skipping it."),
+		"k":              arr(map[string]any{"type": "integer", "minimum": 1}),
+		"concurrency":    map[string]any{"type": "integer", "minimum": 0},
+		"limits":         server.Ref("RunLimits"),
+	})
+	req["additionalProperties"] = false
+	return map[string]any{
+		"JobRequest": req,
+		"RunLimits":  input.LimitsSchema(),
+		"Job": obj([]string{"id", "status", "created_at", "total", "done", "passed", "skipped", "summary"}, map[string]any{
+			"id": typ("string", ""), "status": map[string]any{"type": "string", "enum": []any{"running", "succeeded", "failed", "cancelled"}},
+			"created_at": typ("string", ""), "finished_at": typ("string", ""), "error": typ("string", "Why a failed job failed."),
+			"total": typ("integer", ""), "done": typ("integer", ""), "passed": typ("integer", ""),
+			"skipped": arr(obj([]string{"input", "line", "error"}, map[string]any{"input": typ("string", ""), "line": typ("integer", ""), "error": typ("string", "")})),
+			"summary": server.Ref("EvalSummary"),
+		}),
+		"JobList": obj([]string{"jobs"}, map[string]any{"jobs": arr(server.Ref("Job"))}),
+		"Verdict": obj([]string{"id", "task_id", "sample", "status", "exit_code", "wall_ms", "cpu_ms", "total_ms", "hash", "finished"}, map[string]any{
+			"id": typ("string", ""), "task_id": typ("string", ""), "sample": typ("integer", ""),
+			"status": map[string]any{"type": "string", "enum": []any{"passed", "failed", "timeout", "memory", "error"}},
+			"error":  typ("string", ""), "line": typ("string", ""), "stderr": typ("string", ""), "reason": typ("string", ""),
+			"exit_code": typ("integer", ""), "signal": typ("string", ""), "wall_ms": typ("number", ""), "cpu_ms": typ("number", ""),
+			"total_ms": typ("number", ""), "peak_memory": typ("integer", ""), "pooled": typ("boolean", ""), "hash": typ("string", ""), "finished": typ("string", ""),
+		}),
+		"JobVerdicts": obj([]string{"verdicts"}, map[string]any{"verdicts": arr(server.Ref("Verdict"))}),
+		"EvalSummary": obj([]string{"items", "tasks", "counts", "passed", "pass_rate", "pass_at_k", "k"}, map[string]any{
+			"items": typ("integer", ""), "tasks": typ("integer", ""), "counts": counts, "passed": typ("integer", ""), "pass_rate": typ("number", ""),
+			"pass_at_k": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "number"}}, "k": arr(typ("integer", "")),
+			"samples_min": typ("integer", ""), "samples_max": typ("integer", ""), "ran": typ("integer", ""), "resumed": typ("integer", ""),
+			"elapsed_s": typ("number", ""), "items_per_second": typ("number", ""), "total_ms": percentiles, "wall_ms": percentiles,
+		}),
+	}
+}
