@@ -19,16 +19,15 @@ import (
 	"github.com/coderun/coderun/sandbox/linux"
 	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/runs"
-	"github.com/coderun/coderun/web"
 )
 
 // The web view is tested as a person uses it: Debian's chromium, driven
 // headless by playwright-core (web/testdata/browser, installed by
-// scripts/setup.sh), against a server with the web view, the runs API
-// behind a key, real sandboxes and a scripted model. Screenshots go to
+// scripts/setup.sh), against coderun serve as it is built (its key, its
+// runs and sessions APIs), real sandboxes and a scripted model. Screenshots go to
 // web/testdata/artifacts (ignored by git).
 
-const testKey = "k-web-test"
+const testKey = "web-view-test-key-0123456789"
 
 // need skips the test, saying why, where the browser, its driver or
 // sandboxes are missing; in CI (CI=true) it fails it instead.
@@ -74,20 +73,6 @@ func artifacts(t *testing.T) string {
 	}
 	t.Logf("screenshots in %s", dir)
 	return dir
-}
-
-// authenticated stands in for the server's authentication: the test key
-// is the default tenant's.
-func authenticated(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+testKey {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			io.WriteString(w, `{"error":{"code":"unauthorized","message":"missing API key"}}`)
-			return
-		}
-		h.ServeHTTP(w, r.WithContext(server.WithTenant(r.Context(), server.DefaultTenant)))
-	})
 }
 
 type site struct {
@@ -148,36 +133,24 @@ func TestWebViewInChromium(t *testing.T) {
 		llmtest.Reply("The child said 42.").WithUsage(70, 9),
 	)
 	defer model.Close()
+	// coderun serve as it is built, with a key for the default tenant
+	// (the CLI's records); the model's endpoint is read from the
+	// environment, as the server reads it.
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", model.BaseURL(llmtest.OpenAI))
 	cfg := app.Defaults(func(string) string { return "" })
-	cfg.Store.DataDir = t.TempDir()
-	cfg.Limits.WallTime, cfg.Limits.CPUTime = 30*time.Second, 30*time.Second
-	db, err := cfg.OpenRecords(context.Background())
+	for k, v := range map[string]string{"store.data_dir": t.TempDir(), "server.api_keys": server.DefaultTenant + ":" + testKey,
+		"limits.timeout": "30s", "limits.cpu_time": "30s", "runtime.linux.pool": "0"} {
+		if err := cfg.Set(k, v, app.Flag(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := cfg.NewServer(app.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	rt, err := cfg.OpenRuntime()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	getenv := func(k string) string {
-		return map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.BaseURL(llmtest.OpenAI)}[k]
-	}
-	svc, err := runs.New(runs.Options{Store: db, Agents: app.RunAgents{Config: cfg, Runtime: rt, Getenv: getenv}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close(context.Background())
-	mux := http.NewServeMux()
-	for _, p := range web.Patterns {
-		mux.Handle(p, web.Handler())
-	}
-	api := authenticated(svc.Handler())
-	for _, p := range runs.Patterns {
-		mux.Handle(p, api)
-	}
-	hs := httptest.NewServer(mux)
+	defer srv.Close()
+	hs := httptest.NewServer(srv.Server.Handler())
 	defer hs.Close()
 	s := &site{t: t, url: hs.URL}
 
@@ -192,6 +165,8 @@ func TestWebViewInChromium(t *testing.T) {
 		{"do": "list", "run": finished.ID, "search": "sales"},
 		{"do": "approve", "run": pending.ID, "answer": "The child said 42."},
 		{"do": "stats", "runs": 2},
+		{"do": "session", "code": "x = 6 * 7\nprint('x is', x)", "output": "x is 42",
+			"plot": "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [3, 1, 2])\nplt.show()"},
 	}
 	plan, _ := json.Marshal(map[string]any{"chromium": chromium, "url": hs.URL, "key": testKey, "shots": shots, "steps": steps})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

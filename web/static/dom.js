@@ -38,7 +38,7 @@ export function plain(s) {
 
 export function ms(n) {
   if (n === undefined || n === null) return "";
-  if (n < 1000) return n + " ms";
+  if (n < 1000) return Math.round(n) + " ms";
   if (n < 60000) return (n / 1000).toFixed(1) + " s";
   return (n / 60000).toFixed(1) + " min";
 }
