@@ -1,0 +1,99 @@
+package mcp_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/coderun/coderun/mcp/mcptest"
+)
+
+// TestHTTPWithTheTypeScriptClient has the official MCP TypeScript SDK's
+// client call the tools over Streamable HTTP, authenticated as a tenant.
+func TestHTTPWithTheTypeScriptClient(t *testing.T) {
+	mcptest.NeedClient(t)
+	e := newEnv(t)
+	r := mcptest.RunScenario(t, nil, "http", e.srv.URL, "alice-key")
+	mcptest.CheckScenario(t, r)
+}
+
+// TestHTTPTenantsAreApart: one tenant sees none of another's sessions,
+// cannot reach them by id, and cannot use another's MCP session.
+func TestHTTPTenantsAreApart(t *testing.T) {
+	e := newEnv(t)
+	alice := e.connect("alice", nil)
+	bob := e.connect("bob", nil)
+
+	if r := call(t, alice, "session_run", map[string]any{"session": "work", "code": "secret = 'alice'"}); r.IsError {
+		t.Fatalf("alice: %s", text(r))
+	}
+	id := structured(t, call(t, alice, "session_list", map[string]any{}))["sessions"].([]any)[0].(map[string]any)["id"].(string)
+
+	if ss, _ := structured(t, call(t, bob, "session_list", map[string]any{}))["sessions"].([]any); len(ss) != 0 {
+		t.Errorf("bob lists alice's sessions: %v", ss)
+	}
+	if r := call(t, bob, "files_list", map[string]any{"session": id}); !r.IsError || !strings.Contains(text(r), "no such session") {
+		t.Errorf("bob reads alice's session by its id: %s", text(r))
+	}
+	// Bob's session of the same name is his own.
+	r := call(t, bob, "session_run", map[string]any{"session": "work", "code": "print(secret)"})
+	if !r.IsError || !strings.Contains(text(r), "NameError") {
+		t.Errorf("bob's session 'work' sees alice's variable: %s", text(r))
+	}
+
+	// Alice's MCP session id, presented with bob's key, is not found.
+	body := `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`
+	req, _ := http.NewRequest("POST", e.srv.URL, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer bob-key")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", alice.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("bob with alice's MCP session: %s, want 404", resp.Status)
+	}
+}
+
+// TestHTTPRefusals: no tenant, a foreign origin, a rebound host name.
+func TestHTTPRefusals(t *testing.T) {
+	e := newEnv(t)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+		host   string
+		want   int
+	}{
+		{"no key", nil, "", http.StatusUnauthorized},
+		{"foreign origin", map[string]string{"Authorization": "Bearer alice-key", "Origin": "https://evil.example"}, "", http.StatusForbidden},
+		{"null origin", map[string]string{"Authorization": "Bearer alice-key", "Origin": "null"}, "", http.StatusForbidden},
+		{"rebound host", map[string]string{"Authorization": "Bearer alice-key"}, "evil.example", http.StatusForbidden},
+		{"allowed origin", map[string]string{"Authorization": "Bearer alice-key", "Origin": "https://allowed.example"}, "", http.StatusOK},
+		{"own origin", map[string]string{"Authorization": "Bearer alice-key", "Origin": e.srv.URL}, "", http.StatusOK},
+		{"no origin", map[string]string{"Authorization": "Bearer alice-key"}, "", http.StatusOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", e.srv.URL, strings.NewReader(initialize))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range c.header {
+				req.Header.Set(k, v)
+			}
+			if c.host != "" {
+				req.Host = c.host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("%s, want %d", resp.Status, c.want)
+			}
+		})
+	}
+}
