@@ -70,6 +70,12 @@ type env struct {
 
 func newEnv(t *testing.T, turns ...llmtest.Turn) *env {
 	t.Helper()
+	return newEnvWith(t, nil, turns...)
+}
+
+// newEnvWith is newEnv with the service's options changed by opt.
+func newEnvWith(t *testing.T, opt func(*mcp.Options), turns ...llmtest.Turn) *env {
+	t.Helper()
 	rt := runtimeFor(t)
 	mgr := session.NewManager(rt, session.ManagerOptions{})
 	t.Cleanup(func() { mgr.Close() })
@@ -81,7 +87,7 @@ func newEnv(t *testing.T, turns ...llmtest.Turn) *env {
 	model := llmtest.NewServer(turns...)
 	t.Cleanup(model.Close)
 	e := &env{t: t, db: db, model: model}
-	e.svc, err = mcp.New(mcp.Options{
+	opts := mcp.Options{
 		Runtime:  rt,
 		Sessions: mgr,
 		Records: func(_ context.Context, tenant string) (store.Tenant, error) {
@@ -96,7 +102,11 @@ func newEnv(t *testing.T, turns ...llmtest.Turn) *env {
 				Backend: agent.RuntimeBackend{Runtime: rt}, Approval: agent.ApproveAsk, Approver: ap, Observer: observe})
 		},
 		Version: "test",
-	})
+	}
+	if opt != nil {
+		opt(&opts)
+	}
+	e.svc, err = mcp.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coderun/coderun/mcp"
 	"github.com/coderun/coderun/mcp/mcptest"
+	"github.com/coderun/coderun/server"
 )
 
 // TestHTTPWithTheTypeScriptClient has the official MCP TypeScript SDK's
@@ -95,5 +97,39 @@ func TestHTTPRefusals(t *testing.T) {
 				t.Errorf("%s, want %d", resp.Status, c.want)
 			}
 		})
+	}
+}
+
+// TestQuota: a tenant's sessions and executions are bounded by the
+// server's per-tenant limits; a closed session gives its place back.
+func TestQuota(t *testing.T) {
+	tenants := server.NewTenants(server.TenantLimits{Sessions: 1, Executions: 1})
+	e := newEnvWith(t, func(o *mcp.Options) { o.Quota = tenants })
+	cs := e.connect("alice", nil)
+	if r := call(t, cs, "session_run", map[string]any{"session": "one", "code": "1"}); r.IsError {
+		t.Fatalf("first session: %s", text(r))
+	}
+	if r := call(t, cs, "session_run", map[string]any{"session": "two", "code": "1"}); !r.IsError || !strings.Contains(text(r), "sessions") {
+		t.Errorf("a second session past the limit of 1: %s", text(r))
+	}
+	// Another tenant has its own places.
+	if r := call(t, e.connect("bob", nil), "session_run", map[string]any{"session": "one", "code": "1"}); r.IsError {
+		t.Errorf("bob's first session: %s", text(r))
+	}
+	call(t, cs, "session_close", map[string]any{"session": "one"})
+	if r := call(t, cs, "session_run", map[string]any{"session": "two", "code": "1"}); r.IsError {
+		t.Errorf("a session after closing the first: %s", text(r))
+	}
+	// The one execution place is taken while a call runs.
+	release, err := tenants.StartExecution("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := call(t, cs, "run_code", map[string]any{"code": "print(1)"}); !r.IsError || !strings.Contains(text(r), "executions") {
+		t.Errorf("run_code past the executions limit: %s", text(r))
+	}
+	release()
+	if r := call(t, cs, "run_code", map[string]any{"code": "print(1)"}); r.IsError {
+		t.Errorf("run_code after: %s", text(r))
 	}
 }

@@ -105,10 +105,16 @@ func (t *tenant) open(ctx context.Context, name string, lang sandbox.Language, c
 	if lang == "" {
 		lang = sandbox.Python
 	}
-	s, err = t.sessions.Create(ctx, t.svc.opts.SessionConfig(lang))
+	release, err := t.reserveSession()
 	if err != nil {
 		return nil, fmt.Errorf("create session %q: %w", name, err)
 	}
+	s, err = t.sessions.Create(ctx, t.svc.opts.SessionConfig(lang))
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("create session %q: %w", name, err)
+	}
+	t.hold(s.ID(), release)
 	t.names.mu.Lock()
 	t.names.ids[name] = s.ID()
 	t.names.mu.Unlock()

@@ -34,10 +34,22 @@ type Options struct {
 	// observer of each step. An error (no model configured, say) is shown
 	// to the client as the result of ask. Nil leaves ask out.
 	Agents func(records store.Tenant, approver agent.Approver, mode agent.Mode, observer func(agent.Event)) (*agent.Agent, error)
+	// Quota, if set, bounds each tenant's use: a program, a cell or an
+	// agent run starts only with its leave (StartExecution), and a session
+	// is created only with a place (ReserveSession), given back when the
+	// session is closed or gone. *server.Tenants is one.
+	Quota Quota
 	// Version is the server's version, as told to clients.
 	Version string
 	// Logger logs the SDK's and the Service's troubles; nil: none.
 	Logger *slog.Logger
+}
+
+// Quota bounds what a tenant may use at once; a refusal's error says so
+// (and when to retry).
+type Quota interface {
+	StartExecution(tenant string) (release func(), err error)
+	ReserveSession(tenant string) (release func(), err error)
 }
 
 // Service is coderun's MCP server: one SDK server per tenant, sharing the
@@ -57,6 +69,56 @@ type tenant struct {
 	names    *names
 	server   *sdk.Server
 	svc      *Service
+
+	mu     sync.Mutex
+	places map[string]func() // session id -> its place in the Quota
+}
+
+// startExecution asks the Quota for leave to run; release ends it.
+func (t *tenant) startExecution() (release func(), err error) {
+	if t.svc.opts.Quota == nil {
+		return func() {}, nil
+	}
+	return t.svc.opts.Quota.StartExecution(t.name)
+}
+
+// reserveSession asks the Quota for a place for a new session, first giving
+// back the places of sessions that are gone (closed, evicted).
+func (t *tenant) reserveSession() (release func(), err error) {
+	if t.svc.opts.Quota == nil {
+		return func() {}, nil
+	}
+	open := map[string]bool{}
+	for _, in := range t.sessions.List() {
+		open[in.ID] = true
+	}
+	t.mu.Lock()
+	for id, release := range t.places {
+		if !open[id] {
+			release()
+			delete(t.places, id)
+		}
+	}
+	t.mu.Unlock()
+	return t.svc.opts.Quota.ReserveSession(t.name)
+}
+
+// hold keeps a session's place until it is released (closeSession).
+func (t *tenant) hold(id string, release func()) {
+	t.mu.Lock()
+	t.places[id] = release
+	t.mu.Unlock()
+}
+
+// releaseSession gives back a closed session's place.
+func (t *tenant) releaseSession(id string) {
+	t.mu.Lock()
+	release := t.places[id]
+	delete(t.places, id)
+	t.mu.Unlock()
+	if release != nil {
+		release()
+	}
 }
 
 // New checks opts and returns a Service.
@@ -99,7 +161,7 @@ func (s *Service) tenant(name string) (*tenant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)
 	}
-	t := &tenant{name: name, sessions: sess, names: newNames(), svc: s}
+	t := &tenant{name: name, sessions: sess, names: newNames(), svc: s, places: map[string]func(){}}
 	t.server = sdk.NewServer(&sdk.Implementation{Name: "coderun", Title: "coderun code interpreter", Version: s.opts.Version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: s.opts.Logger})
 	t.addCodeTools()

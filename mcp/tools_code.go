@@ -105,6 +105,11 @@ func (t *tenant) runCode(ctx context.Context, req *sdk.CallToolRequest, in RunCo
 	if _, err := rq.Validate(sandbox.DefaultLimits); err != nil {
 		return nil, nil, err
 	}
+	release, err := t.startExecution()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
 	_, stop := newProgress(ctx, req, "run_code")
 	res, err := t.svc.opts.Runtime.Run(ctx, rq)
 	stop()

@@ -122,6 +122,11 @@ func (t *tenant) ask(ctx context.Context, req *sdk.CallToolRequest, in AskInput)
 	if err != nil {
 		return nil, nil, err
 	}
+	release, err := t.startExecution()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
 	p, stop := newProgress(ctx, req, "ask")
 	defer stop()
 	ag, err := t.svc.opts.Agents(st, approver(req), mode, p.observe)
@@ -152,6 +157,12 @@ func (t *tenant) runDecide(ctx context.Context, req *sdk.CallToolRequest, in Dec
 	if err != nil {
 		return nil, nil, err
 	}
+	// Leave to run first: a decision recorded could not be resumed here.
+	release, err := t.startExecution()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
 	res, err := agent.Decide(ctx, st, in.Run, v, "mcp client ("+clientName(req)+")", in.Note)
 	if err != nil {
 		return nil, nil, err

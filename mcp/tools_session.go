@@ -90,6 +90,11 @@ func (t *tenant) sessionRun(ctx context.Context, req *sdk.CallToolRequest, in Se
 	if err != nil {
 		return nil, nil, err
 	}
+	release, err := t.startExecution()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
 	p, stop := newProgress(ctx, req, "cell")
 	defer stop()
 	c, err := o.s.Execute(ctx, session.Exec{Code: in.Code, Timeout: time.Duration(in.TimeoutSeconds * float64(time.Second)),
@@ -162,6 +167,7 @@ func (t *tenant) sessionClose(_ context.Context, _ *sdk.CallToolRequest, in Sess
 		return nil, nil, fmt.Errorf("session %q: %w", in.Session, err)
 	}
 	t.forget(in.Session)
+	defer t.releaseSession(s.ID())
 	if err := s.Close(); err != nil {
 		return nil, nil, fmt.Errorf("session %q: %w", in.Session, err)
 	}
