@@ -118,6 +118,7 @@ func Surfaces() []surfaceFunc {
 		agentRuns,     // agent runs, the review queue and stats under /v1 (server/runs)
 		evalJobs,      // batch eval jobs under /v1/jobs (server/jobs)
 		webView,       // the web view at / (web)
+		mcpSurface,    // MCP over Streamable HTTP at /mcp (package mcp)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/app"
 	"github.com/coderun/coderun/mcp"
 	"github.com/coderun/coderun/server"
@@ -72,28 +71,14 @@ func runMCP(ctx context.Context, cfg *app.Config, transport sdk.Transport, stder
 		return err
 	}
 	defer records.Close()
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	svc, err := mcp.New(mcp.Options{
-		Runtime:       rt,
-		Limits:        cfg.Limits,
-		Sessions:      mgr,
-		SessionConfig: cfg.SessionConfig,
-		Records: func(_ context.Context, tenant string) (store.Tenant, error) {
-			if tenant != store.DefaultTenant {
-				return nil, fmt.Errorf("no records for tenant %q over stdio", tenant)
-			}
-			return records, nil
-		},
-		Agents: func(st store.Tenant, ap agent.Approver, mode agent.Mode, observe func(agent.Event)) (*agent.Agent, error) {
-			m, spec, err := cfg.OpenModel("", os.Getenv)
-			if err != nil {
-				return nil, err
-			}
-			return cfg.NewAgent(app.AgentParts{Model: m, ModelSpec: spec, Mode: mode, Runtime: rt, Store: st, Approver: ap, Observer: observe})
-		},
-		Version: version(),
-		Logger:  logger,
-	})
+	opts := cfg.MCPOptions(rt, mgr, func(_ context.Context, tenant string) (store.Tenant, error) {
+		if tenant != store.DefaultTenant {
+			return nil, fmt.Errorf("no records for tenant %q over stdio", tenant)
+		}
+		return records, nil
+	}, version())
+	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	svc, err := mcp.New(opts)
 	if err != nil {
 		return err
 	}
