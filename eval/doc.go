@@ -10,7 +10,7 @@
 //	            problem turns a solution into the item to run (Problem.Item)
 //	harness.go  the program of HumanEval, MBPP and generic Python items:
 //	            harness.py, which runs the tests and the solution in two
-//	            processes
+//	            processes; harness_bash.go, harness.sh for generic bash items
 //	samples.go  a model's completions ({task_id, completion}, several per
 //	            task), joined to their problems as the reference harness does
 //	run.go      Run: items in, verdicts out as they complete, at a chosen
@@ -105,21 +105,45 @@
 // test cannot set an attribute of the solution's objects, use one of its
 // classes in isinstance, or capture what the solution prints.
 //
-// Generic items in other languages (bash, node) keep the harness of one
-// process: an epilogue appended to the program copies its standard input
-// (the marker) to its output. There a solution runs in the same process as
-// the tests that judge it, so one that reads its standard input and prints
-// it (bash: read; node: fs.readFileSync(0)), or that redefines what the
-// tests use (a bash function named test or [, node's assert or
-// console.assert, Object.prototype), is scored passed. An early exit(0) or
-// process.exit(0), and a marker-shaped line, still fail. Treat those
+// Generic bash items run in a harness of the same shape in bash
+// (harness.sh): the tests run in the harness's shell, T, which read the
+// marker and the tests from its standard input before any of the
+// solution's code runs; each call of a solution's function the tests make
+// runs in a fresh process, U, that loads the solution and calls the
+// function with the call's arguments, standard streams and exit status
+// (so $(f 2), echo x | f and f; echo $? work as in one shell). U runs in a
+// Landlock domain nested in the sandbox's, from which the kernel refuses
+// it T's memory, descriptors and environment (/proc/<pid>/mem, fd,
+// environ: the ptrace checks) and, on Linux 6.12 and later, any signal to
+// T. The tests see the solution's functions and scalar variables that they
+// name, except names that are already something in T (a builtin such as [,
+// test or exit, a keyword, a command on PATH, a variable) or that change
+// how a shell works (PATH, IFS, BASH_ENV, PROMPT_COMMAND, LD_*, …): so a
+// solution cannot redefine what the tests check with, and a solution's
+// function named like a command on PATH is not reached. What differs from
+// one shell: each call loads the solution anew (top-level code runs again,
+// its output hidden; a function's changes to variables do not reach the
+// tests); arrays are not shared. What a bash solution can still do: on a
+// kernel without Landlock (before 5.13) read the marker from T's memory
+// through /proc; before 6.12, kill T (the item then fails); read a
+// temporary file T's shell writes for a large here-document in a test (the
+// expected output it holds, not the marker).
+//
+// Generic items in node keep the harness of one process: an epilogue
+// appended to the program copies its standard input (the marker) to its
+// output. There a solution runs in the same process as the tests that
+// judge it, so one that reads its standard input and prints it
+// (fs.readFileSync(0)), or that redefines what the tests use (assert,
+// console.assert, Object.prototype), is scored passed. An early
+// process.exit(0) and a marker-shaped line still fail. Treat those
 // verdicts on untrusted code as a claim that an audit can check (the
 // stdout, stderr and code are kept), not as proof.
 //
 // A harness for another language follows the same shape: a trusted
-// process T that starts the solution's process U before any solution code
-// runs, takes U's standard input away, reads the marker and the tests from
-// its own standard input only then, runs the tests with the solution's
+// process T that keeps the solution's processes U from reaching it (a
+// non-dumpable T, or each U in a nested Landlock domain, as harness.sh
+// does it), reads the marker and the tests from its own standard input
+// before any U can read it (or gives every U /dev/null), runs the tests with the solution's
 // names standing for calls into U over pipes that carry plain data only,
 // decodes U's answers without running any of U's code, and prints the
 // marker only when every test passed. The program Problem.Item builds is

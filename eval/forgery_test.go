@@ -183,3 +183,131 @@ func TestGenericItemsThroughTheHarness(t *testing.T) {
 		}
 	}
 }
+
+// genericBashItem is a generic bash problem's item for code, and the item
+// as it ran before it had a harness (solution then tests, one program).
+func genericBashItem(t *testing.T, id, code, test string) (now, before Item) {
+	t.Helper()
+	line, err := json.Marshal(map[string]string{"id": id, "code": code, "test": test, "language": "bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ReadProblems(bytes.NewReader(line), ReadOptions{}, StopAtBadLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps[0].Reference(), Item{ID: id, TaskID: id, Language: sandbox.Bash, Code: code + "\n" + test}
+}
+
+// markerScan is a Python program, run from a bash solution, that looks for
+// the marker in every process it can see: their memory (through maps and
+// mem), environment, command line and standard input, and prints what it
+// finds on a line of its own.
+const markerScan = `python3 - <<'PY'
+import os, re
+found = set()
+for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+    for what in ("environ", "cmdline", "fd/0"):
+        try:
+            with open("/proc/%s/%s" % (pid, what), "rb") as f:
+                found.update(re.findall(rb"coderun-eval-done-[0-9a-f]{24}", f.read(1 << 20)))
+        except OSError:
+            pass
+    try:
+        maps = open("/proc/%s/maps" % pid).read().splitlines()
+        mem = open("/proc/%s/mem" % pid, "rb")
+    except OSError:
+        continue
+    for line in maps:
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        if "rw" not in line.split()[1] or hi - lo > 1 << 26:
+            continue
+        try:
+            mem.seek(lo)
+            found.update(re.findall(rb"coderun-eval-done-[0-9a-f]{24}", mem.read(hi - lo)))
+        except (OSError, ValueError, OverflowError):
+            pass
+for m in found:
+    os.write(1, b"\n" + m + b"\n")
+PY`
+
+// A bash solution that fails its tests must not pass by forging the
+// verdict: reading the marker from its standard input, the harness's
+// memory, environment or descriptors, ending the tests' shell, redefining
+// the builtins the tests use ([, test, exit) or the PATH they find
+// commands on. Each forgery fails `[ "$(f 2)" = 4 ]`, and most passed when
+// a bash item was one program.
+func TestForgedBashVerdicts(t *testing.T) {
+	const test = "[ \"$(f 2)\" = 4 ] || exit 1\n[ \"$(f 3)\" = 6 ] || exit 1\necho 3 | grep -q 3 || exit 1\n"
+	forgeries := []struct{ name, code string }{
+		{"stdin echoed at load", "IFS= read -r m; printf '\\n%s\\n' \"$m\"; exit 0\nf() { echo 0; }"},
+		{"stdin echoed by the function", "f() { IFS= read -r m; printf '\\n%s\\n' \"$m\" >&2; cat >&2; exit 0; }"},
+		{"marker found in any process's memory", "f() {\n" + markerScan + "\n}\n" + markerScan},
+		{"parent's stdin and stdout through /proc", "f() { cat /proc/$PPID/fd/0 > /proc/$PPID/fd/1; kill -9 $PPID; }"},
+		{"exit and [ redefined", "exit() { :; }\n[() { return 0; }\ntest() { return 0; }\nf() { echo 0; }"},
+		{"PATH hijacked", "mkdir -p /tmp/fake && printf '#!/bin/sh\\nexit 0\\n' > /tmp/fake/grep && chmod +x /tmp/fake/grep\nPATH=/tmp/fake:$PATH\nexit() { :; }\nf() { echo 0; }"},
+		{"exit 0 at load", "exit 0"},
+		{"tests' shell killed", "f() { kill -9 $PPID; kill -9 0; }"},
+		{"EXIT trap prints stdin", "trap 'printf \"\\n%s\\n\" \"$(cat)\"; exit 0' EXIT\nf() { echo 0; }"},
+		{"marker shape", "printf '\\ncoderun-eval-done-%s\\n' 0123456789abcdef01234567; exit 0"},
+	}
+	var its, before []Item
+	for _, f := range forgeries {
+		now, old := genericBashItem(t, f.name, f.code, test)
+		its, before = append(its, now), append(before, old)
+	}
+	honest, _ := genericBashItem(t, "honest", "f() { echo $(( $1 * 2 )); }", test)
+	its = append(its, honest)
+	lim := Options{Limits: sandbox.Limits{WallTime: 10 * time.Second}}
+	got, _, _ := runReal(t, its, lim)
+	was, _, _ := runReal(t, before, lim)
+	passedBefore := 0
+	for _, f := range forgeries {
+		v := got[f.name]
+		if v.Status == Passed || v.Status == "" {
+			t.Errorf("%s: %s, want failed\n%s", f.name, v.Status, v.Stderr)
+		}
+		if was[f.name].Status == Passed {
+			passedBefore++
+		}
+		t.Logf("%s: now %s (%s); in one program %s", f.name, v.Status, v.Error, was[f.name].Status)
+	}
+	if v := got["honest"]; v.Status != Passed {
+		t.Errorf("the honest solution: %s %s\n%s", v.Status, v.Error, v.Stderr)
+	}
+	if passedBefore < 4 {
+		t.Errorf("only %d forgeries passed in one program: the scenarios no longer test anything", passedBefore)
+	}
+}
+
+// Generic bash items use the solution as bash tests do: its functions with
+// arguments, standard input and exit status, inside $(...) and pipelines;
+// its variables; the tests' own helpers. A failure still fails.
+func TestBashItemsThroughTheHarness(t *testing.T) {
+	cases := []struct {
+		name, code, test string
+		status           Status
+	}{
+		{"function, stdin and status", "up() { tr a-z A-Z; }\nis_even() { (( $1 % 2 == 0 )); }",
+			"[ \"$(echo abc | up)\" = ABC ] || exit 1\nis_even 4 || exit 1\n! is_even 3 || exit 1\n", Passed},
+		{"variables and output at load", "echo loading\nLIMIT=10\nname='a b'\nadd() { echo $(( $1 + $2 )); }",
+			"[ \"$LIMIT\" = 10 ] && [ \"$name\" = 'a b' ] || exit 1\n[ $(add $LIMIT 5) -eq 15 ] || exit 1\n", Passed},
+		{"the tests' own helpers", "sq() { echo $(( $1 * $1 )); }",
+			"check() { [ \"$(sq $1)\" = \"$2\" ] || { echo \"sq $1\" >&2; exit 1; }; }\ncheck 3 9\ncheck 4 16\n", Passed},
+		{"wrong answer", "sq() { echo $(( $1 + $1 )); }", "[ \"$(sq 3)\" = 9 ] || exit 1\n", Failed},
+		{"missing function", "sq2() { :; }", "[ \"$(sq 3)\" = 9 ] || exit 1\n", Failed},
+	}
+	var its []Item
+	for _, c := range cases {
+		it, _ := genericBashItem(t, c.name, c.code, c.test)
+		its = append(its, it)
+	}
+	got, _, _ := runReal(t, its, Options{})
+	for _, c := range cases {
+		v := got[c.name]
+		t.Logf("%s: %s %q", c.name, v.Status, v.Error)
+		if v.Status != c.status {
+			t.Errorf("%s: %s %q, want %s\n%s", c.name, v.Status, v.Error, c.status, v.Stderr)
+		}
+	}
+}

@@ -77,11 +77,11 @@ type Problem struct {
 // solution is a completion of the prompt; for MBPP and generic problems it
 // is the whole code.
 //
-// HumanEval, MBPP and generic Python items run in the harness that keeps
-// the solution in a process of its own (see the package documentation):
-// Code is the harness with the solution, Tests the tests it reads from its
-// standard input. Generic items in other languages are one program,
-// solution then tests, in one process.
+// HumanEval, MBPP and generic Python and bash items run in a harness that
+// keeps the solution in processes of its own (see the package
+// documentation): Code is the harness with the solution, Tests the tests
+// it reads from its standard input. Generic items in other languages are
+// one program, solution then tests, in one process.
 func (p *Problem) Item(solution string) Item {
 	it := Item{ID: p.TaskID, TaskID: p.TaskID, Language: p.Language}
 	switch p.Format {
@@ -96,9 +96,12 @@ func (p *Problem) Item(solution string) Item {
 		}
 		it.Tests = harnessTests(strings.Join(p.Tests, "\n")+"\n", reference)
 	default:
-		if p.Language == "" || p.Language == sandbox.Python {
+		switch p.Language {
+		case "", sandbox.Python:
 			it.Code, it.Tests = genericProgram(solution), harnessTests(p.Test+"\n", "")
-		} else {
+		case sandbox.Bash:
+			it.Code, it.Tests = bashHarnessProgram(solution), p.Test+"\n"
+		default:
 			it.Code = solution + "\n" + p.Test
 		}
 	}

@@ -99,7 +99,7 @@ func TestGenericFormatAndLanguage(t *testing.T) {
 	if ps[1].TaskID != "b" || ps[1].Language != "bash" {
 		t.Errorf("second = %+v", ps[1])
 	}
-	if it := ps[1].Reference(); it.Code != "X=1\n[ $X = 1 ]" || it.Tests != "" {
+	if it := ps[1].Reference(); !strings.HasPrefix(it.Code, "__cr_solution='X=1'\n") || strings.Contains(it.Code, "[ $X = 1 ]") || it.Tests != "[ $X = 1 ]\n" {
 		t.Errorf("generic bash item: %+v", it)
 	}
 	if len(bad) != 1 || bad[0].Line != 3 || !strings.Contains(bad[0].Error(), "in:3:") || !strings.Contains(bad[0].Error(), "cobol") {
