@@ -49,6 +49,7 @@ func (h *harness) interactive(t *testing.T) {
 		{"Archive", l.archive},
 		{"HostilePaths", l.hostilePaths}, // interactive_hostile.go
 		{"SwappedLinks", l.swappedLinks},
+		{"Uptime", l.uptime},
 	})
 }
 

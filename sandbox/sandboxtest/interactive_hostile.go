@@ -199,3 +199,31 @@ print("swapped", n, flush=True)
 		}
 	}
 }
+
+// uptime is HostUptime (security_clock.go) for a long-lived sandbox's
+// programs, as sessions start them: each sees the clocks of its own box.
+func (l *longLived) uptime(t *testing.T) {
+	if _, err := os.Stat("/proc/self/ns/time"); err != nil {
+		t.Skip("this kernel has no time namespaces (Linux 5.6)")
+	}
+	hostBtime, hostUp := hostClocks(t)
+	if hostUp < 120 {
+		t.Skipf("the host has been up only %.0f s: its uptime cannot be told from a sandbox's", hostUp)
+	}
+	sb := l.newSandbox(t, sandbox.Spec{})
+	for _, prog := range []sandbox.Program{
+		pyProg(`print(open("/proc/uptime").read().split()[0], [l.split()[1] for l in open("/proc/stat") if l.startswith("btime ")][0])`),
+		shProg(`read -r up _ < /proc/uptime; btime=$(grep '^btime ' /proc/stat); echo "$up ${btime#btime }"`),
+	} {
+		lp := start(t, sb, prog)
+		var up float64
+		var btime int64
+		if _, err := fmt.Sscan(lp.line(), &up, &btime); err != nil {
+			t.Fatalf("%s: %v", prog.Language, err)
+		}
+		lp.wait()
+		if bound := processAge(t) + 5; up > bound || btime <= hostBtime+2 {
+			t.Errorf("CONTAINMENT FAILURE: a %s program of a long-lived sandbox sees uptime %.1f s and boot time %d: the host's are %.1f s and %d", prog.Language, up, btime, hostUp, hostBtime)
+		}
+	}
+}
