@@ -131,6 +131,8 @@ func TestWebViewInChromium(t *testing.T) {
 		llmtest.Reply("The peak is at x = 2.").WithUsage(80, 10),
 		llmtest.RunCode("c2", "python", childCode).WithUsage(100, 30),
 		llmtest.Reply("The child said 42.").WithUsage(70, 9),
+		llmtest.RunCode("c3", "python", "import csv\nrows = list(csv.DictReader(open('sales.csv')))\nprint('total', sum(int(r['amount']) for r in rows))\n"),
+		llmtest.Reply("The total is 350."),
 	)
 	defer model.Close()
 	// coderun serve as it is built, with a key for the default tenant
@@ -164,7 +166,9 @@ func TestWebViewInChromium(t *testing.T) {
 		{"do": "finished", "run": finished.ID, "code": "plt.savefig('plot.png')", "output": "peak at x = 2", "answer": "The peak is at x = 2."},
 		{"do": "list", "run": finished.ID, "search": "sales"},
 		{"do": "approve", "run": pending.ID, "answer": "The child said 42."},
-		{"do": "stats", "runs": 2},
+		{"do": "start", "task": "What is the total amount?", "file": "sales.csv", "content": "month,amount\njan,150\nfeb,200\n",
+			"model": "openai:test-model", "output": "total 350", "answer": "The total is 350."},
+		{"do": "stats", "runs": 3},
 		{"do": "session", "code": "x = 6 * 7\nprint('x is', x)", "output": "x is 42",
 			"plot": "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [3, 1, 2])\nplt.show()"},
 	}

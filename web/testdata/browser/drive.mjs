@@ -108,6 +108,22 @@ const scenarios = {
     await img.waitFor();
     await shot("session-cells");
   },
+  // start: a task with a file is started from the form, and its page
+  // follows it live until it answers.
+  async start(s) {
+    await page.goto(plan.url + "/#/new");
+    await page.getByLabel("Task").fill(s.task);
+    await page.getByLabel(/^Input files/).setInputFiles({ name: s.file, mimeType: "text/csv", buffer: Buffer.from(s.content) });
+    await page.getByLabel(/^Model/).fill(s.model);
+    await page.getByLabel("Code the policy flags").selectOption("none");
+    await page.getByRole("button", { name: "Start" }).click();
+    await page.waitForURL(/#\/runs\/[0-9a-f]+$/);
+    await page.locator(".answer-text").waitFor();
+    check((await page.locator(".answer-text").innerText()).includes(s.answer), "the answer is not shown");
+    check((await page.locator("pre.stdout").first().innerText()).includes(s.output), "the output is not shown");
+    check((await page.locator(".runhead").innerText()).includes(s.file), "the input file is not shown");
+    await shot("started-from-the-form");
+  },
   // stats: the stats page shows the counts and the chart.
   async stats(s) {
     await page.goto(plan.url + "/#/stats");
