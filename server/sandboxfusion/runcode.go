@@ -142,8 +142,8 @@ func (h *Handler) answer(resp *RunCodeResponse, res *sandbox.Result, in *RunCode
 // CPU limit is TimeLimitExceeded (no return code, the output so far); a
 // sandbox that could not be set up, or a run stopped from outside, is an
 // Error; anything else Finished, with the exit status, or the negative
-// signal number for a program a signal ended (the kernel's kill when
-// memory ran out: -9).
+// signal number for a program a signal ended (-9 for one the sandbox
+// killed past its memory or output limit).
 func commandResult(res *sandbox.Result) *CommandRunResult {
 	c := &CommandRunResult{Status: CommandFinished, ExecutionTime: seconds(res.Usage.Wall.Seconds()),
 		Stdout: ptr(res.Stdout), Stderr: ptr(res.Stderr)}
@@ -159,12 +159,11 @@ func commandResult(res *sandbox.Result) *CommandRunResult {
 		return &CommandRunResult{Status: CommandError, Stderr: ptr(msg)}
 	}
 	code := res.ExitCode
-	if res.Signal != "" {
-		if n := unix.SignalNum(res.Signal); n != 0 {
-			code = -int(n)
-		}
-	} else if res.Reason == sandbox.ReasonMemoryLimit && code == 0 {
-		code = -int(unix.SIGKILL)
+	switch n := unix.SignalNum(res.Signal); {
+	case n != 0:
+		code = -int(n)
+	case res.Reason == sandbox.ReasonMemoryLimit, res.Reason == sandbox.ReasonOutputLimit:
+		code = -int(unix.SIGKILL) // the sandbox killed it
 	}
 	c.ReturnCode = &code
 	return c

@@ -36,6 +36,7 @@ func TestVerlRewardPath(t *testing.T) {
 		{"exit status", "import sys\nprint('partial')\nsys.exit(3)\n", str(""), 10, "python", nil, -2, "runtime_error", "Finished"},
 		{"timeout", "import time\nprint('started', flush=True)\nwhile True:\n    time.sleep(0.01)\n", str(""), 1, "python", str("42"), -3, "timeout", "TimeLimitExceeded"},
 		{"busy timeout", "print('spinning', flush=True)\nwhile True:\n    pass\n", str(""), 1, "python", str("42"), -3, "timeout", "TimeLimitExceeded"},
+		{"output past the limit", "print('x' * (3 << 20))\n", str(""), 10, "python", str("x"), -2, "runtime_error", "Finished"},
 		{"bash", "read x; echo $((x * 2))\n", str("21\n"), 10, "bash", str("42"), true, "success", "Finished"},
 		{"nodejs", "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(Number(s)*2));\n", str("21\n"), 10, "nodejs", str("42"), true, "success", "Finished"},
 		{"a language coderun does not run", "module m; endmodule\n", str(""), 10, "verilog", str("42"), -1, "sandbox_error", ""},
@@ -91,8 +92,12 @@ func TestVerlRewardPath(t *testing.T) {
 					t.Errorf("execution_time %v for a 1 s limit", et)
 				}
 			case "Finished":
-				if _, ok := run["return_code"].(float64); !ok {
+				rc, ok := run["return_code"].(float64)
+				if !ok {
 					t.Errorf("return_code %v", run["return_code"])
+				}
+				if c.name == "output past the limit" && rc != -9 {
+					t.Errorf("a run the sandbox killed past its output limit: return_code %v, want -9", rc)
 				}
 			}
 		})
@@ -194,7 +199,7 @@ func TestMemoryLimit(t *testing.T) {
 	req["memory_limit_MB"] = 64
 	_, resp := post(t, srv.URL+"/run_code", req)
 	run := resp["run_result"].(map[string]any)
-	if resp["status"] != "Failed" || run["status"] != "Finished" || run["return_code"] == float64(0) {
+	if resp["status"] != "Failed" || run["status"] != "Finished" || run["return_code"] != float64(-9) {
 		t.Fatalf("a program past its memory: %v", resp)
 	}
 	if got, _ := verlClassify(resp, str("419430400")); got != -2 {
