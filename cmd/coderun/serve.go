@@ -82,6 +82,7 @@ Every setting (flag, configuration key, default):
                                                  ($CODERUN_SANDBOXFUSION_TENANT)
   (none)               server.api_keys           see above ($CODERUN_API_KEYS)
   --pool               runtime.linux.pool        4 pre-started Python sandboxes for one-shot runs
+  (none)               runtime.linux.zygote      true here: sandboxes forked from a started Python
   (none)               limits.*                  the defaults of one-shot runs' limits
   (none)               session.*                 the defaults of sessions (limits, preload,
                                                  max_sessions across tenants, idle_timeout)
@@ -97,7 +98,12 @@ line on standard error, with its request id (X-Request-Id).`,
 			if err != nil {
 				return err
 			}
+			// A server's one-shot runs come from pre-started sandboxes,
+			// forked from a zygote (unless the file, env or flags say else).
 			if err := cfg.SetDefault("runtime.linux.pool", "4"); err != nil {
+				return err
+			}
+			if err := cfg.SetDefault("runtime.linux.zygote", "true"); err != nil {
 				return err
 			}
 			level, err := parseLevel(f.logLevel)

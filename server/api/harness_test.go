@@ -335,3 +335,15 @@ func documented() []string {
 	}
 	return out
 }
+
+// loopback serves a built server on a loopback port, for benchmarks.
+type loopback struct {
+	url   string
+	close func()
+}
+
+func newLoopback(tb testing.TB, served *app.Served) *loopback {
+	tb.Helper()
+	ts := httptest.NewServer(served.Server.Handler())
+	return &loopback{url: ts.URL, close: ts.Close}
+}

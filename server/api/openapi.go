@@ -15,6 +15,7 @@ func Doc() *server.APIDoc {
 			"400": server.ErrorResponse("Bad input: malformed JSON, an unknown field, invalid limits, a bad path."),
 			"401": server.ErrorResponse("No API key, or an unknown one."),
 			"429": withRetryAfter(server.ErrorResponse("Beyond the tenant's request rate, executions or sessions; retry after Retry-After seconds.")),
+			"500": server.ErrorResponse("The server failed: a sandbox that could not be started, say."),
 		}
 		for _, c := range codes {
 			switch c {
