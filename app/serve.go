@@ -98,7 +98,8 @@ type Services struct {
 	// Version is the program's version, for documents and banners.
 	Version string
 
-	closers []func() error
+	closers   []func() error
+	listeners []extraListener // see AddListener
 }
 
 // OnClose has f called when the server has shut down, before the sessions
@@ -236,7 +237,9 @@ func (s *Served) Addr() string { return s.addr }
 // Run serves until ctx is done, then shuts down gracefully (see
 // server.Server.Serve) and closes the sessions and the runtime.
 func (s *Served) Run(ctx context.Context) error {
+	stop := s.Services.serveListeners(ctx, s.Services.Config.Server.Grace)
 	err := s.Server.ListenAndServe(ctx, s.addr)
+	stop()
 	return errors.Join(err, s.Close())
 }
 
