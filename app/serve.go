@@ -39,6 +39,12 @@ type ServerConfig struct {
 	// present no key (verl sends none); empty refuses them (see
 	// server/sandboxfusion).
 	SandboxFusionTenant string
+	// E2BDebugInterpreter and E2BDebugEnvd are the loopback addresses of
+	// E2B's code interpreter and envd for the E2B SDK's debug mode
+	// (E2B_DEBUG=true talks to localhost:49999 and localhost:49983);
+	// "off" turns them off.
+	E2BDebugInterpreter string
+	E2BDebugEnvd        string
 }
 
 // Environment variables of the server's settings.
@@ -51,7 +57,8 @@ const (
 
 func defaultServerConfig() ServerConfig {
 	return ServerConfig{Addr: "127.0.0.1:8080", MaxBody: server.DefaultMaxBody, Grace: server.DefaultGrace,
-		TenantSessions: 20, TenantExecutions: 8, TenantRate: 100}
+		TenantSessions: 20, TenantExecutions: 8, TenantRate: 100,
+		E2BDebugInterpreter: "127.0.0.1:49999", E2BDebugEnvd: "127.0.0.1:49983"}
 }
 
 // bindServer adds the server's settings.
@@ -78,6 +85,8 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 		}
 		return nil
 	})
+	add("server.e2b_debug_interpreter", "", &s.E2BDebugInterpreter, checkExtraListener)
+	add("server.e2b_debug_envd", "", &s.E2BDebugEnvd, checkExtraListener)
 }
 
 // Services are what the server's surfaces are built from, shared by all
@@ -120,6 +129,7 @@ func Surfaces() []surfaceFunc {
 		evalJobs,      // batch eval jobs under /v1/jobs (server/jobs)
 		webView,       // the web view at / (web)
 		mcpSurface,    // MCP over Streamable HTTP at /mcp (package mcp)
+		e2bSurface,    // E2B's control plane, interpreter and envd (server/e2b)
 	}
 }
 

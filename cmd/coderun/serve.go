@@ -81,6 +81,10 @@ Every setting (flag, configuration key, default):
                                                  without a key (verl sends none); empty: refused
                                                  ($CODERUN_SANDBOXFUSION_TENANT)
   (none)               server.api_keys           see above ($CODERUN_API_KEYS)
+  (none)               server.e2b_debug_interpreter, server.e2b_debug_envd
+                                                 127.0.0.1:49999 and 127.0.0.1:49983: E2B's code
+                                                 interpreter and envd for the E2B SDK's debug mode
+                                                 (loopback only; "off": not served)
   --pool               runtime.linux.pool        4 pre-started Python sandboxes for one-shot runs
   (none)               runtime.linux.zygote      true here: sandboxes forked from a started Python
   (none)               limits.*                  the defaults of one-shot runs' limits
