@@ -81,6 +81,13 @@ func cellContent(o *opened, c *session.Cell) (*sdk.CallToolResult, *CellResult) 
 				images = append(images, &sdk.ImageContent{Data: png, MIMEType: "image/png"})
 				continue
 			}
+			if svg := out.Data.Text("image/svg+xml"); svg != "" {
+				// An SVG is text; clients show it as a resource.
+				images = append(images, &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{
+					URI:      fmt.Sprintf("coderun://sessions/%s/cells/%d/display/%d.svg", o.s.ID(), c.Index, len(images)+1),
+					MIMEType: "image/svg+xml", Text: svg}})
+				continue
+			}
 			if t := out.Data.Text("text/plain"); t != "" {
 				r.Stdout += t + "\n"
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/coderun/coderun/mcp"
 	"github.com/coderun/coderun/mcp/mcptest"
 	"github.com/coderun/coderun/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestHTTPWithTheTypeScriptClient has the official MCP TypeScript SDK's
@@ -131,5 +132,31 @@ func TestQuota(t *testing.T) {
 	release()
 	if r := call(t, cs, "run_code", map[string]any{"code": "print(1)"}); r.IsError {
 		t.Errorf("run_code after: %s", text(r))
+	}
+}
+
+// TestRichOutputs: an SVG display comes back as an embedded SVG resource,
+// a DataFrame as its text, a value as the result.
+func TestRichOutputs(t *testing.T) {
+	e := newEnv(t)
+	cs := e.connect("alice", nil)
+	r := call(t, cs, "session_run", map[string]any{"session": "rich", "code": "from IPython.display import SVG, display\n" +
+		"display(SVG('<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><rect width=\"10\" height=\"10\"/></svg>'))\n" +
+		"import pandas as pd\ndisplay(pd.DataFrame({'x': [1, 2]}))\n6 * 7"})
+	if r.IsError {
+		t.Fatalf("rich outputs: %s", text(r))
+	}
+	var svg *sdk.EmbeddedResource
+	for _, c := range r.Content {
+		if er, ok := c.(*sdk.EmbeddedResource); ok && er.Resource.MIMEType == "image/svg+xml" {
+			svg = er
+		}
+	}
+	if svg == nil || !strings.Contains(svg.Resource.Text, "<rect") {
+		t.Errorf("no SVG resource in %v", r.Content)
+	}
+	out := structured(t, r)
+	if out["result"] != "42" || !strings.Contains(out["stdout"].(string), "x") || out["images"] != float64(1) {
+		t.Errorf("structured: %v", out)
 	}
 }

@@ -211,16 +211,17 @@ func CheckScenario(t *testing.T, r *Report) {
 	if !r.Cancel.Rejected || r.Cancel.AfterMS > 30000 {
 		t.Errorf("cancelling the long cell: %+v", r.Cancel)
 	}
-	if len(r.Progress) < 3 {
-		t.Errorf("progress notifications before the cancellation: %+v", r.Progress)
-	}
+	ticks := 0
 	for i, p := range r.Progress {
 		if i > 0 && p.Progress <= r.Progress[i-1].Progress {
 			t.Errorf("progress does not grow: %+v", r.Progress)
 		}
-		if !strings.Contains(p.Message, "tick") {
-			t.Errorf("progress message %q does not show the output", p.Message)
+		if strings.Contains(p.Message, "stdout: tick") {
+			ticks++
 		}
+	}
+	if ticks < 3 {
+		t.Errorf("progress notifications showing the cell's output before the cancellation: %+v", r.Progress)
 	}
 	if r.AfterCancel.IsError || r.AfterCancel.Structured["stdout"] != "still 41\n" || r.AfterCancelMS > 20000 {
 		t.Errorf("the session after the cancellation (%d ms): %+v", r.AfterCancelMS, r.AfterCancel)
