@@ -10,7 +10,8 @@
 //	            problem turns a solution into the item to run (Problem.Item)
 //	harness.go  the program of HumanEval, MBPP and generic Python items:
 //	            harness.py, which runs the tests and the solution in two
-//	            processes; harness_bash.go, harness.sh for generic bash items
+//	            processes; harness_bash.go, harness.sh for generic bash items;
+//	            harness_node.go, harness.js for generic node items
 //	samples.go  a model's completions ({task_id, completion}, several per
 //	            task), joined to their problems as the reference harness does
 //	run.go      Run: items in, verdicts out as they complete, at a chosen
@@ -129,15 +130,29 @@
 // temporary file T's shell writes for a large here-document in a test (the
 // expected output it holds, not the marker).
 //
-// Generic items in node keep the harness of one process: an epilogue
-// appended to the program copies its standard input (the marker) to its
-// output. There a solution runs in the same process as the tests that
-// judge it, so one that reads its standard input and prints it
-// (fs.readFileSync(0)), or that redefines what the tests use (assert,
-// console.assert, Object.prototype), is scored passed. An early
-// process.exit(0) and a marker-shaped line still fail. Treat those
-// verdicts on untrusted code as a claim that an audit can check (the
-// stdout, stderr and code are kept), not as proof.
+// Generic node items run in a harness of the same shape in JavaScript
+// (harness.js): T reads the marker and the tests from its standard input
+// first, then starts U (in the same nested Landlock domain, its standard
+// input /dev/null), which runs the solution as a script and serves calls
+// over a pair of socket pairs that T uses synchronously. The tests run in
+// T with each name they use that is not JavaScript's own or a global of
+// T's (assert, console, Math, Object… stay T's) standing for the
+// solution's binding of that name (function, var, let, const and class
+// declarations, or module.exports). Values cross as plain data, decoded by
+// hand (numbers with NaN, ±Infinity and -0, BigInt, strings, booleans,
+// null, undefined, arrays, plain objects, Map, Set, Date); functions and
+// other objects stay in U as handles that T can call, construct (new),
+// read properties of (methods are called in U) and pass back, but that
+// refuse conversion to a primitive or being changed, and have no
+// prototype, so deepStrictEqual against a value fails. The solution's
+// errors reach the tests with their class (RangeError…) and message. What
+// differs from one process: arguments are copies (a solution's changes to
+// an array it was given do not reach the tests); callbacks cannot be
+// passed to the solution. What a node solution can still do: on a kernel
+// without Landlock read the marker from T's memory; before 6.12, kill T
+// (the item then fails); make a test that only checks truthiness
+// (assert.ok(f(x)), console.assert) pass with any object; and, as in one
+// process, a console.assert that fails only prints.
 //
 // A harness for another language follows the same shape: a trusted
 // process T that keeps the solution's processes U from reaching it (a

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -303,6 +304,106 @@ func TestBashItemsThroughTheHarness(t *testing.T) {
 		its = append(its, it)
 	}
 	got, _, _ := runReal(t, its, Options{})
+	for _, c := range cases {
+		v := got[c.name]
+		t.Logf("%s: %s %q", c.name, v.Status, v.Error)
+		if v.Status != c.status {
+			t.Errorf("%s: %s %q, want %s\n%s", c.name, v.Status, v.Error, c.status, v.Stderr)
+		}
+	}
+}
+
+// genericNodeItem is a generic node problem's item for code, and the item
+// as it ran before it had a harness (solution then tests, one program).
+func genericNodeItem(t *testing.T, id, code, test string) (now, before Item) {
+	t.Helper()
+	line, err := json.Marshal(map[string]string{"id": id, "code": code, "test": test, "language": "node"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ReadProblems(bytes.NewReader(line), ReadOptions{}, StopAtBadLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps[0].Reference(), Item{ID: id, TaskID: id, Language: sandbox.Node, Code: code + "\n" + test}
+}
+
+// A node solution that fails its tests must not pass by forging the
+// verdict: reading the marker from its standard input, the harness's
+// memory or descriptors, patching the assert module the tests use,
+// catching the tests' failure to print what it read, ending or signalling
+// the tests' process, or returning an object where a value was expected.
+func TestForgedNodeVerdicts(t *testing.T) {
+	const test = "const assert = require('assert');\nassert.strictEqual(f(2), 4);\nassert.deepStrictEqual(g([3, 1]), [1, 3]);\nif (f(3) != 6) throw new Error('f(3) is wrong');\n"
+	const wrong = "\nfunction f(x) { return x === 3 ? 6 : 0; }\nfunction g(x) { return x; }\n"
+	forgeries := []struct{ name, code string }{
+		{"stdin echoed at load", "const fs = require('fs');\nfs.writeSync(1, '\\n' + fs.readFileSync(0));\nprocess.exit(0);" + wrong},
+		{"stdin echoed when the tests fail", "const fs = require('fs');\nprocess.on('uncaughtException', () => { fs.writeSync(1, '\\n' + fs.readFileSync(0, 'latin1')); process.exit(0); });" + wrong},
+		{"assert patched", "const a = require('assert');\na.strictEqual = a.deepStrictEqual = () => {};" + wrong},
+		{"parent's stdin and stdout through /proc", "const fs = require('fs');\nfunction f(x) { fs.writeFileSync('/proc/' + process.ppid + '/fd/1', '\\n' + fs.readFileSync('/proc/' + process.ppid + '/fd/0')); return 0; }\nfunction g(x) { return x; }"},
+		{"parent killed", "function f(x) { process.kill(process.ppid, 'SIGKILL'); return 4; }\nfunction g(x) { return x; }"},
+		{"marker found in any process's memory", "function f(x) { require('child_process').execSync(" + strconv.Quote(markerScan) + ", {stdio: 'inherit', shell: '/bin/bash'}); return 0; }\nfunction g(x) { return x; }"},
+		{"object equal to everything", "function f(x) { return { valueOf() { return x * 2; }, toString() { return String(x * 2); } }; }\nfunction g(x) { return new Proxy([1, 3], {}); }"},
+		{"exit 0 at load", "process.exit(0);" + wrong},
+		{"marker shape", "console.log('\\ncoderun-eval-done-0123456789abcdef01234567'); process.exit(0);" + wrong},
+	}
+	var its, before []Item
+	for _, f := range forgeries {
+		now, old := genericNodeItem(t, f.name, f.code, test)
+		its, before = append(its, now), append(before, old)
+	}
+	honest, _ := genericNodeItem(t, "honest", "function f(x) { return 2 * x; }\nconst g = (xs) => [...xs].sort((a, b) => a - b);", test)
+	its = append(its, honest)
+	lim := Options{Limits: sandbox.Limits{WallTime: 15 * time.Second}}
+	got, _, _ := runReal(t, its, lim)
+	was, _, _ := runReal(t, before, lim)
+	passedBefore := 0
+	for _, f := range forgeries {
+		v := got[f.name]
+		if v.Status == Passed || v.Status == "" {
+			t.Errorf("%s: %s, want failed\n%s", f.name, v.Status, v.Stderr)
+		}
+		if was[f.name].Status == Passed {
+			passedBefore++
+		}
+		t.Logf("%s: now %s (%s); in one program %s", f.name, v.Status, v.Error, was[f.name].Status)
+	}
+	if v := got["honest"]; v.Status != Passed {
+		t.Errorf("the honest solution: %s %s\n%s", v.Status, v.Error, v.Stderr)
+	}
+	if passedBefore < 3 {
+		t.Errorf("only %d forgeries passed in one program: the scenarios no longer test anything", passedBefore)
+	}
+}
+
+// Generic node items use the solution as JavaScript tests do: functions
+// and arrow functions (declared with function, const or module.exports),
+// classes with state, methods and getters, exact values (NaN, -0,
+// undefined, BigInt, Map, Set), its errors by class; a failure still fails.
+func TestNodeItemsThroughTheHarness(t *testing.T) {
+	const assert = "const assert = require('assert');\n"
+	cases := []struct {
+		name, code, test string
+		status           Status
+	}{
+		{"functions", "function add(a, b) { return a + b; }\nconst mul = (a, b) => a * b;\nmodule.exports = { sub: (a, b) => a - b };",
+			assert + "assert.strictEqual(add(2, 3), 5);\nassert.strictEqual(mul(2, 3), 6);\nassert.strictEqual(sub(2, 3), -1);\n", Passed},
+		{"exact values", "const vals = () => [NaN, -0, undefined, 10n ** 20n, new Map([[1, 'a']]), new Set(['x']), { __proto__: null, k: [1.5] }, 'é'];",
+			assert + "const v = vals();\nassert.ok(Number.isNaN(v[0]) && Object.is(v[1], -0) && v[2] === undefined && v[3] === 10n ** 20n);\nassert.deepStrictEqual(v[4], new Map([[1, 'a']]));\nassert.deepStrictEqual(v[5], new Set(['x']));\nassert.deepStrictEqual(v[6].k, [1.5]);\nassert.strictEqual(v[7], 'é');\n", Passed},
+		{"class with state", "class Stack { constructor() { this.items = []; } push(x) { this.items.push(x); return this; } pop() { return this.items.pop(); } get size() { return this.items.length; } }",
+			assert + "const s = new Stack();\ns.push(1).push(2);\nassert.strictEqual(s.size, 2);\nassert.strictEqual(s.pop(), 2);\nassert.deepStrictEqual(s.items, [1]);\n", Passed},
+		{"errors by class", "function f(x) { if (x < 0) throw new RangeError('negative'); return x; }",
+			assert + "assert.throws(() => f(-1), RangeError);\nassert.throws(() => f(-1), /negative/);\nassert.strictEqual(f(1), 1);\n", Passed},
+		{"wrong answer", "function f(x) { return x; }", assert + "assert.strictEqual(f(2), 4);\n", Failed},
+		{"missing function", "function g(x) { return x; }", assert + "assert.strictEqual(f(2), 4);\n", Failed},
+		{"syntax error", "function f(x) { return x", assert + "assert.strictEqual(f(2), 2);\n", Failed},
+	}
+	var its []Item
+	for _, c := range cases {
+		it, _ := genericNodeItem(t, c.name, c.code, c.test)
+		its = append(its, it)
+	}
+	got, _, _ := runReal(t, its, Options{Limits: sandbox.Limits{WallTime: 15 * time.Second}})
 	for _, c := range cases {
 		v := got[c.name]
 		t.Logf("%s: %s %q", c.name, v.Status, v.Error)

@@ -77,8 +77,8 @@ type Problem struct {
 // solution is a completion of the prompt; for MBPP and generic problems it
 // is the whole code.
 //
-// HumanEval, MBPP and generic Python and bash items run in a harness that
-// keeps the solution in processes of its own (see the package
+// HumanEval, MBPP and generic Python, bash and node items run in a
+// harness that keeps the solution in processes of its own (see the package
 // documentation): Code is the harness with the solution, Tests the tests
 // it reads from its standard input. Generic items in other languages are
 // one program, solution then tests, in one process.
@@ -101,6 +101,8 @@ func (p *Problem) Item(solution string) Item {
 			it.Code, it.Tests = genericProgram(solution), harnessTests(p.Test+"\n", "")
 		case sandbox.Bash:
 			it.Code, it.Tests = bashHarnessProgram(solution), p.Test+"\n"
+		case sandbox.Node:
+			it.Code, it.Tests = nodeHarnessProgram(solution), p.Test+"\n"
 		default:
 			it.Code = solution + "\n" + p.Test
 		}

@@ -30,9 +30,9 @@ type Item struct {
 	// Tests, when set, are given to the program on its standard input after
 	// the run's marker line, and Code is a harness that reads them there,
 	// runs them, and prints the marker itself when they pass (Run adds no
-	// epilogue): HumanEval, MBPP and generic Python items, whose harness
-	// keeps the tests out of the solution's process (see the package
-	// documentation).
+	// epilogue): HumanEval, MBPP and generic Python, bash and node items,
+	// whose harnesses keep the tests out of the solution's processes (see
+	// the package documentation).
 	Tests string
 	// Limits bound this item's run; zero fields take Options.Limits'.
 	Limits sandbox.Limits
@@ -195,8 +195,8 @@ func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox
 // What this does not stop: the solution runs in the same process as its
 // tests, so one that reads its standard input itself, prints what it read
 // and exits with status 0 is scored passed. Items with Tests (HumanEval,
-// MBPP and generic Python items) use a harness that closes that gap
-// instead (see the package documentation).
+// MBPP and generic Python, bash and node items) use a harness that closes
+// that gap instead (see the package documentation).
 func withMarker(lang sandbox.Language, code string) (marker, full string, err error) {
 	var b [12]byte
 	if _, err := rand.Read(b[:]); err != nil {
