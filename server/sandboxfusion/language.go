@@ -28,6 +28,9 @@ func resolveLanguage(name string) (language.Language, error) {
 		return "", invalid("literal_error", "language",
 			"Input should be "+strings.Join(quoted[:len(quoted)-1], ", ")+" or "+quoted[len(quoted)-1], name)
 	}
+	if why, ok := modes[name]; ok {
+		return "", fmt.Errorf("coderun does not run SandboxFusion's %s mode: %s", name, why)
+	}
 	if l, ok := fromSandboxFusion(name); ok {
 		return l, nil
 	}
@@ -35,10 +38,20 @@ func resolveLanguage(name string) (language.Language, error) {
 		name, name, strings.Join(runnable(), ", "))
 }
 
+// modes are SandboxFusion names that are a way of running a language's
+// code rather than the language, which coderun does not have: each is
+// refused, saying why, rather than run as plain code.
+var modes = map[string]string{
+	"pytest": "the code's tests would not be run by pytest but the file as a script, so failing tests would pass",
+}
+
 // runnable lists the SandboxFusion names of the languages coderun runs.
 func runnable() []string {
 	var out []string
 	for _, n := range sfLanguages {
+		if _, mode := modes[n]; mode {
+			continue
+		}
 		if _, ok := fromSandboxFusion(n); ok {
 			out = append(out, n)
 		}

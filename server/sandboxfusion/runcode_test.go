@@ -40,6 +40,7 @@ func TestVerlRewardPath(t *testing.T) {
 		{"bash", "read x; echo $((x * 2))\n", str("21\n"), 10, "bash", str("42"), true, "success", "Finished"},
 		{"nodejs", "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(Number(s)*2));\n", str("21\n"), 10, "nodejs", str("42"), true, "success", "Finished"},
 		{"a language coderun does not run", "module m; endmodule\n", str(""), 10, "verilog", str("42"), -1, "sandbox_error", ""},
+		{"pytest, a mode coderun does not have", "def test_fails():\n    assert False\n", str(""), 10, "pytest", str(""), -1, "sandbox_error", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
