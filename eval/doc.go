@@ -154,6 +154,11 @@
 // (assert.ok(f(x)), console.assert) pass with any object; and, as in one
 // process, a console.assert that fails only prints.
 //
+// The bash and node harnesses enter U's Landlock domain through a few
+// lines of Python (ctypes), so they need python3 in the sandbox, as
+// HumanEval and MBPP do; without it such an item fails with a message
+// saying so.
+//
 // A harness for another language follows the same shape: a trusted
 // process T that keeps the solution's processes U from reaching it (a
 // non-dumpable T, or each U in a nested Landlock domain, as harness.sh
