@@ -299,12 +299,33 @@ function crTests() {
     Object.defineProperty(globalThis, item[0], { value: crDecode(item[1], handleOf), writable: true, enumerable: false, configurable: true });
   }
   globalThis.require = require;
+  // The tests' synchronous part; then what they left to the event loop
+  // (promises, timers), which may still call U. U and its pipes do not
+  // keep the loop alive: once it is empty the tests have ended, and an
+  // error thrown or a promise rejected on the way fails them.
+  const failed = (e) => {
+    report(e);
+    process.exit(1);
+  };
+  process.on("uncaughtException", failed);
+  process.on("unhandledRejection", failed);
   vm.runInThisContext(tests, { filename: "tests.js" });
-  try {
-    u.kill("SIGKILL");
-  } catch (e) {}
-  fs.writeSync(1, "\n" + marker + "\n");
-  process.exit(0);
+  u.unref();
+  for (const s of u.stdio) if (s && typeof s.unref === "function") s.unref();
+  process.on("beforeExit", () => {
+    try {
+      u.kill("SIGKILL");
+    } catch (e) {}
+    fs.writeSync(1, "\n" + marker + "\n");
+    process.exit(0);
+  });
+}
+
+// report writes an error's stack, then the error alone on the last line
+// (what a verdict quotes).
+function report(e) {
+  const what = e instanceof Error ? e.name + ": " + e.message : "uncaught " + String(e);
+  process.stderr.write(((e && e.stack) || String(e)) + "\n" + what.split("\n")[0] + "\n");
 }
 
 // CR_LANDLOCK enters a nested Landlock domain and executes its arguments
@@ -324,9 +345,6 @@ os.execv(sys.argv[1], sys.argv[1:])`;
 try {
   crTests();
 } catch (e) {
-  // The stack, then the error alone on the last line (what a verdict
-  // quotes).
-  const what = e instanceof Error ? e.name + ": " + e.message : "uncaught " + String(e);
-  process.stderr.write(((e && e.stack) || String(e)) + "\n" + what.split("\n")[0] + "\n");
+  report(e);
   process.exit(1);
 }
