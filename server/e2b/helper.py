@@ -204,25 +204,34 @@ def op_run(a):
             stdin=subprocess.PIPE if a.get("stdin") else subprocess.DEVNULL)
     except OSError as e:
         return _oserror(e, a["cmd"])
-    _emit({"pid": proc.pid})
-    if a.get("stdin"):
-        _os.makedirs(inbox, exist_ok=True)
-        threading.Thread(target=_feed, args=(proc, inbox), daemon=True).start()
+    # From here on an interrupt (the host's kill, a timeout, the client
+    # gone), wherever it lands, is passed on to the command, never lost.
+    interrupted = False
+    try:
+        _emit({"pid": proc.pid})
+        if a.get("stdin"):
+            _os.makedirs(inbox, exist_ok=True)
+            threading.Thread(target=_feed, args=(proc, inbox), daemon=True).start()
+    except KeyboardInterrupt:
+        interrupted = True
     while True:
         try:
+            if interrupted:
+                interrupted = False
+                sig = signal.SIGKILL
+                try:
+                    with open(_os.path.join(inbox, "signal")) as f:
+                        sig = int(f.read().strip() or sig)
+                except (OSError, ValueError):
+                    pass
+                try:
+                    _os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    pass
             code = proc.wait()
             break
         except KeyboardInterrupt:
-            sig = signal.SIGKILL
-            try:
-                with open(_os.path.join(inbox, "signal")) as f:
-                    sig = int(f.read().strip() or sig)
-            except (OSError, ValueError):
-                pass
-            try:
-                _os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                pass
+            interrupted = True
     shutil.rmtree(inbox, ignore_errors=True)
     return {"exit": code}
 
@@ -231,4 +240,9 @@ try:
     _result = globals()["op_" + OP](ARGS)  # noqa: F821 (set by the host)
 except Exception as _e:  # the helper's own failure, reported, never raised
     _result = _fail("internal", "%s: %s" % (type(_e).__name__, _e))
-_emit(_result)
+while True:
+    try:
+        _emit(_result)  # a late interrupt must not lose the answer
+        break
+    except KeyboardInterrupt:
+        pass

@@ -191,6 +191,12 @@ func (s *Service) execute(w http.ResponseWriter, r *http.Request) {
 		out.write(event{"type": "end_of_execution"})
 		return
 	}
+	// As E2B's interpreter, the count comes first (when the kernel takes
+	// the code): the executions E2B ran in this context, this one included.
+	c.mu.Lock()
+	c.count++
+	out.write(event{"type": "number_of_executions", "execution_count": c.count})
+	c.mu.Unlock()
 	cell, err := c.sess.Execute(ctx, session.Exec{Code: *req.Code, OnOutput: func(o session.Output) {
 		for _, ev := range outputEvents(o, time.Now()) {
 			out.write(ev)
@@ -208,14 +214,11 @@ func (s *Service) execute(w http.ResponseWriter, r *http.Request) {
 		out.write(event{"type": "end_of_execution"})
 		return
 	}
-	c.mu.Lock()
 	if cell.Restarted {
+		c.mu.Lock()
 		c.count = 0 // a fresh interpreter counts from the start
+		c.mu.Unlock()
 	}
-	c.count++
-	count := c.count
-	c.mu.Unlock()
-	out.write(event{"type": "number_of_executions", "execution_count": count})
 	out.write(event{"type": "end_of_execution"})
 }
 

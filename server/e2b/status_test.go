@@ -211,7 +211,7 @@ func TestExecuteStream(t *testing.T) {
 		}
 	}
 	got := strings.Join(types, ",")
-	if !strings.Contains(got, "stdout") || !strings.Contains(got, "stderr") || !strings.HasSuffix(got, "result,number_of_executions,end_of_execution") {
+	if !strings.HasPrefix(got, "number_of_executions,") || !strings.Contains(got, "stdout") || !strings.Contains(got, "stderr") || !strings.HasSuffix(got, "result,end_of_execution") {
 		t.Errorf("events %s", got)
 	}
 }
