@@ -47,8 +47,8 @@ type Options struct {
 	Admit func(ctx context.Context, tenant string) (release func(), err error)
 
 	// MaxConcurrent bounds the runs at once over all tenants (default
-	// twice the CPUs); runs beyond it wait their turn in the order they
-	// came.
+	// four times the CPUs, at least 8: a run waiting on I/O holds no
+	// CPU); runs beyond it wait their turn in the order they came.
 	MaxConcurrent int
 	// PodName is answered as executor_pod_name (SandboxFusion answers its
 	// MY_POD_NAME); empty answers null.
@@ -74,7 +74,7 @@ func New(opts Options) (*Handler, error) {
 		return nil, errors.New("sandboxfusion: no runtime")
 	}
 	if opts.MaxConcurrent <= 0 {
-		opts.MaxConcurrent = 2 * runtime.NumCPU()
+		opts.MaxConcurrent = max(8, 4*runtime.NumCPU())
 	}
 	if opts.MaxFileBytes <= 0 {
 		opts.MaxFileBytes = DefaultMaxFileBytes
