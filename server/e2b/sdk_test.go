@@ -178,6 +178,15 @@ func TestSDKControlPlane(t *testing.T) {
 		t.Errorf("reading a missing file threw %q, want the SDK's not-found error", files.Missing)
 	}
 
+	var multi struct {
+		Paths, Both []string
+		Bytes       []int
+	}
+	field(t, out, "multiWrite", &multi)
+	if strings.Join(multi.Paths, ",") != "/work/m/one.txt,/work/m/two.txt" || strings.Join(multi.Both, ",") != "one,two" || len(multi.Bytes) != 3 || multi.Bytes[0] != 't' {
+		t.Errorf("files.write of two files: %+v", multi)
+	}
+
 	var cmd struct {
 		Stdout, Stderr string
 		ExitCode       int

@@ -1,6 +1,7 @@
 package e2b_test
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/e2b"
@@ -252,4 +254,58 @@ func TestTenantLimits(t *testing.T) {
 		t.Fatalf("kill: %d %s", status, body)
 	}
 	createSandbox(t, ts, "key-alice")
+}
+
+// TestExecuteClientGone: a client that goes away mid-execution interrupts
+// the cell (as E2B's interpreter interrupts its kernel), and the context
+// keeps its state for the next execution.
+func TestExecuteClientGone(t *testing.T) {
+	_, ts := newServer(t, e2b.Options{InsecureLocal: true})
+	h := map[string]string{"E2b-Sandbox-Port": e2b.InterpreterPort, "Content-Type": "application/json"}
+	if status, body := call(t, ts, "POST", "/execute", h, `{"code":"kept = 7"}`); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	ctx, cancel := context.WithCancel(testContext(t))
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/execute", strings.NewReader(`{"code":"while True:\n    pass"}`))
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	resp.Body.Close()
+	start := time.Now()
+	status, body := call(t, ts, "POST", "/execute", h, `{"code":"kept * 6"}`)
+	if status != 200 || !strings.Contains(body, `"text":"42"`) {
+		t.Errorf("after the client went away: %d %s", status, body)
+	}
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Errorf("the next execution waited %v: the abandoned cell was not interrupted", waited)
+	}
+}
+
+// TestSandboxTimeout: a sandbox ends at its timeout, and setTimeout moves
+// the end.
+func TestSandboxTimeout(t *testing.T) {
+	_, ts := newServer(t, e2b.Options{Keys: testKeys})
+	key := map[string]string{"X-API-Key": "key-alice"}
+	status, body := call(t, ts, "POST", "/v2/sandboxes", key, `{"templateID":"base","timeout":1}`)
+	if status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	var short created
+	_ = json.Unmarshal([]byte(body), &short)
+	long := createSandbox(t, ts, "key-alice") // 120 s
+	if status, body := call(t, ts, "POST", "/sandboxes/"+long.SandboxID+"/timeout", key, `{"timeout":2}`); status != 204 {
+		t.Fatalf("setTimeout: %d %s", status, body)
+	}
+	time.Sleep(3 * time.Second)
+	for _, id := range []string{short.SandboxID, long.SandboxID} {
+		if status, body := call(t, ts, "GET", "/sandboxes/"+id, key, ""); status != 404 {
+			t.Errorf("sandbox %s past its timeout: %d %s", id, status, body)
+		}
+	}
 }

@@ -80,6 +80,13 @@ if (scenario === 'main') {
     }
     return { written: w.path, read, fromCode: fromCode.text, made, list, deep, exists, missingExists, size: info.size, mtime: info.modifiedTime?.toISOString?.(), after, missing }
   })
+  await step('multiWrite', async () => {
+    const infos = await sbx.files.write([{ path: 'm/one.txt', data: 'one' }, { path: '/home/user/m/two.txt', data: new Blob(['two']) }])
+    const both = [await sbx.files.read('m/one.txt'), await sbx.files.read('m/two.txt')]
+    const bytes = await sbx.files.read('m/two.txt', { format: 'bytes' })
+    await sbx.files.remove('m')
+    return { paths: infos.map((i) => i.path), both, bytes: Array.from(bytes) }
+  })
   await step('commands', async () => {
     const r = await sbx.commands.run('echo out; echo err >&2; ls /work')
     return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode }
