@@ -213,9 +213,17 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 // poolGauges exports the sizes of the runtime's pools of pre-started
 // sandboxes, where it has them.
 func poolGauges(svc *Services) error {
-	pr, ok := svc.Runtime.(interface{ PoolReady(sandbox.Language) int })
-	if !ok {
-		return nil
+	type pooled interface{ PoolReady(sandbox.Language) int }
+	rt := svc.Runtime
+	pr, ok := rt.(pooled)
+	for !ok {
+		// Through the wrappers (the toolchain of compiled languages).
+		u, wraps := rt.(interface{ Unwrap() sandbox.Runtime })
+		if !wraps {
+			return nil
+		}
+		rt = u.Unwrap()
+		pr, ok = rt.(pooled)
 	}
 	for _, lang := range sandbox.Languages() {
 		if err := svc.Metrics.AddGauge("coderun_pool_ready", "Pre-started sandboxes waiting, by language.",

@@ -489,7 +489,18 @@ func TestMetrics(t *testing.T) {
 		`coderun_execution_duration_seconds_count{kind="run"} 1`,
 	} {
 		if !strings.Contains(text, want) {
-			t.Errorf("/metrics lacks %s", want)
+			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(text, "coderun_"))
 		}
 	}
+}
+
+// grepLines are the lines of text that contain s.
+func grepLines(text, s string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // TestReadmeServerExamples runs the README's server examples (the bash
-// blocks of its "Server" section, each as one script) against a running
+// blocks of its "Server" section before its subsections, each as one
+// script) against a running
 // server, and checks what they print.
 func TestReadmeServerExamples(t *testing.T) {
 	h := newHarness(t, nil)
@@ -46,7 +47,7 @@ func TestReadmeServerExamples(t *testing.T) {
 }
 
 // readmeBlocks are the fenced blocks opened by fence in the section of
-// path whose heading starts with heading.
+// path whose heading starts with heading, before its first subsection.
 func readmeBlocks(t *testing.T, path, heading, fence string) []string {
 	t.Helper()
 	f, err := os.Open(path)
@@ -68,6 +69,8 @@ func readmeBlocks(t *testing.T, path, heading, fence string) []string {
 			cur.WriteString(line + "\n")
 		case strings.HasPrefix(line, "## "):
 			inSection = strings.HasPrefix(line, heading)
+		case strings.HasPrefix(line, "### "):
+			inSection = false // a subsection: another surface's examples
 		case inSection && strings.TrimSpace(line) == fence:
 			cur = &strings.Builder{}
 		}
