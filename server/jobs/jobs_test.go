@@ -20,12 +20,11 @@ import (
 	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/input"
 	"github.com/coderun/coderun/server/jobs"
+	"github.com/coderun/coderun/server/openapitest"
 )
 
-// The jobs API is tested over HTTP with real sandboxes; a header names
-// the tenant, as the server's authentication would set it.
-
-const tenantHeader = "X-Test-Tenant"
+// The jobs API is tested over HTTP with real sandboxes, mounted on the
+// server with its authentication; every answer is held to /openapi.json.
 
 var (
 	rtOnce sync.Once
@@ -61,7 +60,11 @@ func (errNoRoot) Error() string { return "the linux runtime needs root" }
 type env struct {
 	t    *testing.T
 	http *httptest.Server
+	doc  *openapitest.Checker
 }
+
+// The tenants' keys.
+var keys = map[string]string{"alice": "alice-key-0123456789abcdef", "bob": "bob-key-0123456789abcdef0"}
 
 func newEnv(t *testing.T, opts jobs.Options) *env {
 	t.Helper()
@@ -70,21 +73,30 @@ func newEnv(t *testing.T, opts jobs.Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := svc.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		if tn := r.Header.Get(tenantHeader); tn != "" {
-			ctx = server.WithTenant(ctx, tn)
-		}
-		h.ServeHTTP(w, r.WithContext(ctx))
-	}))
+	var entries []string
+	for tenant, key := range keys {
+		entries = append(entries, tenant+":"+key)
+	}
+	ks, err := server.ParseKeys(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := server.New(server.Options{Keys: ks, Surfaces: []server.Surface{svc.Surface()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(hs.Handler())
+	doc, err := openapitest.New(srv.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = svc.Close(ctx)
 		srv.Close()
 	})
-	return &env{t: t, http: srv}
+	return &env{t: t, http: srv, doc: doc}
 }
 
 func (e *env) do(tenant, method, path string, body any, out any) (int, []byte) {
@@ -96,7 +108,7 @@ func (e *env) do(tenant, method, path string, body any, out any) (int, []byte) {
 	}
 	req, _ := http.NewRequest(method, e.http.URL+path, rd)
 	if tenant != "" {
-		req.Header.Set(tenantHeader, tenant)
+		req.Header.Set("Authorization", "Bearer "+keys[tenant])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -104,6 +116,9 @@ func (e *env) do(tenant, method, path string, body any, out any) (int, []byte) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	if err := e.doc.Check(method, req.URL.Path, resp.StatusCode, resp.Header.Get("Content-Type"), b); err != nil {
+		e.t.Error(err)
+	}
 	if out != nil && resp.StatusCode < 300 {
 		if err := json.Unmarshal(b, out); err != nil {
 			e.t.Fatalf("%s %s: %v\n%s", method, path, err, b)
@@ -119,7 +134,7 @@ func (e *env) events(id string) ([]string, jobs.View) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.http.URL+"/v1/jobs/"+id+"/events", nil)
-	req.Header.Set(tenantHeader, "alice")
+	req.Header.Set("Authorization", "Bearer "+keys["alice"])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
@@ -136,9 +151,16 @@ func (e *env) events(id string) ([]string, jobs.View) {
 		case strings.HasPrefix(line, "event: "):
 			name = strings.TrimPrefix(line, "event: ")
 			names = append(names, name)
-		case strings.HasPrefix(line, "data: ") && name != "verdict":
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &last); err != nil {
+		case strings.HasPrefix(line, "data: "):
+			data := []byte(strings.TrimPrefix(line, "data: "))
+			schema := "Job"
+			if name == "verdict" {
+				schema = "Verdict"
+			} else if err := json.Unmarshal(data, &last); err != nil {
 				e.t.Fatal(err)
+			}
+			if err := e.doc.Event(schema, data); err != nil {
+				e.t.Error(err)
 			}
 		}
 	}

@@ -283,9 +283,12 @@ func (j *job) view() View {
 	if skipped == nil {
 		skipped = []Skipped{}
 	}
+	sum := j.tally.Summary(j.ks, end.Sub(j.started))
+	if sum.K == nil {
+		sum.K = []int{} // no k that every task has enough samples for (yet)
+	}
 	return View{ID: j.id, Status: j.status, CreatedAt: j.created, FinishedAt: j.finished, Error: j.err,
-		Total: len(j.items), Done: j.tally.Done(), Passed: j.tally.Passed(), Skipped: skipped,
-		Summary: j.tally.Summary(j.ks, end.Sub(j.started))}
+		Total: len(j.items), Done: j.tally.Done(), Passed: j.tally.Passed(), Skipped: skipped, Summary: sum}
 }
 
 // verdictsAfter returns the verdicts after the first n.

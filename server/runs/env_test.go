@@ -19,17 +19,15 @@ import (
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
 	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/server/openapitest"
 	"github.com/coderun/coderun/server/runs"
 	"github.com/coderun/coderun/store"
 	"github.com/coderun/coderun/store/sqlite"
 )
 
 // The runs API is tested over HTTP against real sandboxes and a scripted
-// model speaking the real wire protocol (llmtest). The server's
-// authentication is stood in for by a header naming the tenant, which the
-// test handler puts in the request's context as the server does.
-
-const tenantHeader = "X-Test-Tenant"
+// model speaking the real wire protocol (llmtest), mounted on the server
+// with its authentication; every answer is held to /openapi.json.
 
 var (
 	rtOnce sync.Once
@@ -75,6 +73,23 @@ type env struct {
 	db    *sqlite.DB
 	svc   *runs.Service
 	http  *httptest.Server
+	doc   *openapitest.Checker
+}
+
+// The tenants' keys.
+var keys = map[string]string{"alice": "alice-key-0123456789abcdef", "bob": "bob-key-0123456789abcdef0"}
+
+func testKeys(t *testing.T) server.Keys {
+	t.Helper()
+	var entries []string
+	for tenant, key := range keys {
+		entries = append(entries, tenant+":"+key)
+	}
+	ks, err := server.ParseKeys(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
 }
 
 func newEnv(t *testing.T, turns ...llmtest.Turn) *env {
@@ -113,14 +128,16 @@ func (e *env) start() {
 		e.t.Fatal(err)
 	}
 	e.svc = svc
-	h := svc.Handler()
-	e.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		if tn := r.Header.Get(tenantHeader); tn != "" {
-			ctx = server.WithTenant(ctx, tn)
-		}
-		h.ServeHTTP(w, r.WithContext(ctx))
-	}))
+	// The service is mounted on the server as coderun serve mounts it:
+	// its authentication (a key per tenant), body cap and document.
+	hs, err := server.New(server.Options{Keys: testKeys(e.t), Surfaces: []server.Surface{svc.Surface()}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.http = httptest.NewServer(hs.Handler())
+	if e.doc, err = openapitest.New(e.http.URL + "/openapi.json"); err != nil {
+		e.t.Fatal(err)
+	}
 	srv := e.http
 	e.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -161,7 +178,7 @@ func (e *env) do(tenant, method, path string, body any, out any) (int, []byte) {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if tenant != "" {
-		req.Header.Set(tenantHeader, tenant)
+		req.Header.Set("Authorization", "Bearer "+keys[tenant])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -171,6 +188,9 @@ func (e *env) do(tenant, method, path string, body any, out any) (int, []byte) {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if err := e.doc.Check(method, req.URL.Path, resp.StatusCode, resp.Header.Get("Content-Type"), b); err != nil {
+		e.t.Error(err)
 	}
 	if out != nil && resp.StatusCode < 300 {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -215,7 +235,7 @@ func (e *env) streamQuery(ctx context.Context, id, query string) <-chan event {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	req.Header.Set(tenantHeader, "alice")
+	req.Header.Set("Authorization", "Bearer "+keys["alice"])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
@@ -236,6 +256,13 @@ func (e *env) streamQuery(ctx context.Context, id, query string) <-chan event {
 			switch {
 			case line == "":
 				if ev.Name != "" {
+					schema := "Run"
+					if ev.Name == "step" {
+						schema = "RunStep"
+					}
+					if err := e.doc.Event(schema, ev.Data); err != nil {
+						e.t.Error(err)
+					}
 					ch <- ev
 				}
 				ev = event{}
