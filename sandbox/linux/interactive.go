@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,30 @@ type longSandbox struct {
 	mu      sync.Mutex
 	current *process
 	closed  bool
+	// files is held (shared) by usingFiles while it takes hold of the
+	// workspace and (exclusive) by Close while it lets go of it.
+	files sync.RWMutex
+}
+
+// usingFiles holds the workspace for a file operation and returns its
+// work/ directory, or fails when the sandbox is closed; the caller calls
+// done when it has finished. The workspace is a detached mount reached by
+// a descriptor's number (/proc/self/fd/N), a number that, once Close has
+// closed it, the next descriptor opened takes: another sandbox's workspace
+// among them. So each operation goes through a descriptor of its own,
+// duplicated while Close cannot run, which keeps this workspace (and no
+// other) for as long as the operation needs it.
+func (s *longSandbox) usingFiles() (work string, done func(), err error) {
+	s.files.RLock()
+	defer s.files.RUnlock()
+	if s.isClosed() {
+		return "", nil, errors.New("sandbox closed")
+	}
+	fd, err := unix.FcntlInt(s.ws.mnt.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, fmt.Errorf("workspace: %w", err)
+	}
+	return filepath.Join("/proc/self/fd", strconv.Itoa(fd), "work"), func() { unix.Close(fd) }, nil
 }
 
 func (s *longSandbox) ID() string { return s.id }
@@ -109,7 +134,12 @@ func (s *longSandbox) WriteFile(path string, data []byte, mode os.FileMode) erro
 	if _, err := sandbox.CleanPath(path); err != nil {
 		return err
 	}
-	_, err := hostdir.WriteFiles(s.ws.work(), []sandbox.File{{Path: path, Content: data, Mode: mode}}, s.ws.hostUID, s.ws.hostUID)
+	work, done, err := s.usingFiles()
+	if err != nil {
+		return err
+	}
+	defer done()
+	_, err = hostdir.WriteFiles(work, []sandbox.File{{Path: path, Content: data, Mode: mode}}, s.ws.hostUID, s.ws.hostUID)
 	return err
 }
 
@@ -118,29 +148,44 @@ func (s *longSandbox) ReadFile(path string, max int64) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return hostdir.ReadFile(s.ws.work(), p, max)
+	work, done, err := s.usingFiles()
+	if err != nil {
+		return nil, false, err
+	}
+	defer done()
+	return hostdir.ReadFile(work, p, max)
 }
 
 func (s *longSandbox) Files() ([]sandbox.FileInfo, bool, error) {
-	return hostdir.CollectFiles(s.ws.work(), nil, 0)
+	work, done, err := s.usingFiles()
+	if err != nil {
+		return nil, false, err
+	}
+	defer done()
+	return hostdir.CollectFiles(work, nil, 0)
 }
 
 var _ sandbox.Archiver = (*longSandbox)(nil)
 
 // PutArchive unpacks a tar stream into the workspace (see hostdir.PutArchive).
 func (s *longSandbox) PutArchive(ctx context.Context, r io.Reader) error {
-	if s.isClosed() {
-		return errors.New("sandbox closed")
+	work, done, err := s.usingFiles()
+	if err != nil {
+		return err
 	}
-	return hostdir.PutArchive(ctx, s.ws.work(), r, s.ws.hostUID, s.ws.hostUID)
+	defer done()
+	return hostdir.PutArchive(ctx, work, r, s.ws.hostUID, s.ws.hostUID)
 }
 
 // GetArchive packs workspace paths as a tar stream (see hostdir.GetArchive).
+// The stream holds the workspace it opened, whatever happens to the sandbox.
 func (s *longSandbox) GetArchive(ctx context.Context, paths []string) (io.ReadCloser, error) {
-	if s.isClosed() {
-		return nil, errors.New("sandbox closed")
+	work, done, err := s.usingFiles()
+	if err != nil {
+		return nil, err
 	}
-	return hostdir.GetArchive(ctx, s.ws.work(), paths)
+	defer done()
+	return hostdir.GetArchive(ctx, work, paths)
 }
 
 func (s *longSandbox) isClosed() bool {
@@ -162,7 +207,9 @@ func (s *longSandbox) Close() error {
 		p.Kill()
 		p.Wait(context.Background())
 	}
+	s.files.Lock() // no file operation is taking hold of the workspace
 	s.ws.remove(s.rt.logf)
+	s.files.Unlock()
 	s.rt.mu.Lock()
 	delete(s.rt.sandboxes, s)
 	s.rt.mu.Unlock()

@@ -50,6 +50,7 @@ func (h *harness) interactive(t *testing.T) {
 		{"HostilePaths", l.hostilePaths}, // interactive_hostile.go
 		{"SwappedLinks", l.swappedLinks},
 		{"Uptime", l.uptime},
+		{"ClosedSandboxFiles", l.closedSandboxFiles},
 	})
 }
 

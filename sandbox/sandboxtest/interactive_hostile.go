@@ -227,3 +227,35 @@ func (l *longLived) uptime(t *testing.T) {
 		}
 	}
 }
+
+// closedSandboxFiles models a server that still holds a closed (evicted)
+// session's sandbox when a request for its files arrives, after another
+// tenant's sandbox was made: the closed sandbox's file operations must
+// fail, and must never reach the newer sandbox's workspace.
+func (l *longLived) closedSandboxFiles(t *testing.T) {
+	ctx := context.Background()
+	old, err := l.rt.NewSandbox(ctx, sandbox.Spec{Limits: liveLimits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tag := "coderun-closed-" + randomHex(6)
+	for i := range 4 { // newer sandboxes, which may reuse what the closed one let go
+		other := l.newSandbox(t, sandbox.Spec{Files: []sandbox.File{{Path: "other.txt", Content: []byte("another tenant's")}}})
+		name := fmt.Sprintf("%s-%d", tag, i)
+		if err := old.WriteFile(name, []byte("written through a closed sandbox"), 0o644); err == nil {
+			t.Errorf("WriteFile on a closed sandbox succeeded")
+		}
+		if data, _, err := other.ReadFile(name, 100); err == nil {
+			t.Errorf("CONTAINMENT FAILURE: a write to a closed sandbox landed in another sandbox's workspace: %q", data)
+		}
+		if data, _, err := old.ReadFile("other.txt", 100); err == nil {
+			t.Errorf("CONTAINMENT FAILURE: ReadFile on a closed sandbox read another sandbox's file: %q", data)
+		}
+		if files, _, err := old.Files(); err == nil {
+			t.Errorf("Files on a closed sandbox listed %v", files)
+		}
+	}
+}
