@@ -247,8 +247,3 @@ func jsonText(v any) string {
 	}
 	return string(b)
 }
-
-// errorResult is a tool failure, told to the model as an error result.
-func errorResult(format string, args ...any) *sdk.CallToolResult {
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, args...)}}}
-}

@@ -4,10 +4,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coderun/coderun/mcp"
 	"github.com/coderun/coderun/mcp/mcptest"
 	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/session"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -158,5 +160,34 @@ func TestRichOutputs(t *testing.T) {
 	out := structured(t, r)
 	if out["result"] != "42" || !strings.Contains(out["stdout"].(string), "x") || out["images"] != float64(1) {
 		t.Errorf("structured: %v", out)
+	}
+}
+
+// TestEvictedSessionIsReplaced: a session the manager evicted (idle) is
+// replaced by a new one of the same name on the next call, which says
+// that the old one's state is gone.
+func TestEvictedSessionIsReplaced(t *testing.T) {
+	e := newEnvWith(t, func(o *mcp.Options) {
+		mgr := session.NewManager(runtimeFor(t), session.ManagerOptions{IdleTimeout: 300 * time.Millisecond})
+		t.Cleanup(func() { mgr.Close() })
+		o.Sessions = mgr
+	})
+	cs := e.connect("alice", nil)
+	call(t, cs, "session_run", map[string]any{"session": "idle", "code": "v = 1"})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ss, _ := structured(t, call(t, cs, "session_list", map[string]any{}))["sessions"].([]any)
+		if len(ss) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle session was never evicted: %v", ss)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r := call(t, cs, "session_run", map[string]any{"session": "idle", "code": "print(v)"})
+	out := structured(t, r)
+	if !r.IsError || out["created"] != true || !strings.Contains(text(r), "NameError") || !strings.Contains(out["note"].(string), "evicted") {
+		t.Errorf("after the eviction: %s %v", text(r), out)
 	}
 }

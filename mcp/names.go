@@ -145,7 +145,8 @@ func (t *tenant) nameOf(id string) string {
 }
 
 // list describes the tenant's open sessions, named ones by name, oldest
-// first; names of sessions that are gone are dropped.
+// first. Names of sessions that are gone are dropped, but for evicted
+// ones, whose name's next use says so.
 func (t *tenant) list() []SessionInfo {
 	infos := t.sessions.List()
 	open := map[string]bool{}
@@ -156,7 +157,10 @@ func (t *tenant) list() []SessionInfo {
 	}
 	t.names.mu.Lock()
 	for n, id := range t.names.ids {
-		if !open[id] {
+		if open[id] {
+			continue
+		}
+		if _, err := t.sessions.Get(id); !errors.Is(err, session.ErrEvicted) {
 			delete(t.names.ids, n)
 		}
 	}
