@@ -45,6 +45,10 @@ type ServerConfig struct {
 	// "off" turns them off.
 	E2BDebugInterpreter string
 	E2BDebugEnvd        string
+	// SessionPool is how many Python sessions are kept started (IPython
+	// up, the preloaded modules imported) for requests that create one
+	// with the server's session defaults; 0: none.
+	SessionPool int
 }
 
 // Environment variables of the server's settings.
@@ -79,6 +83,7 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 	add("server.tenant_executions", "", &s.TenantExecutions, notNegative)
 	add("server.tenant_rate", "", &s.TenantRate, notNegative)
 	add("server.tenant_burst", "", &s.TenantBurst, notNegative)
+	add("server.session_pool", "", &s.SessionPool, notNegative)
 	add("server.sandboxfusion_tenant", EnvSandboxFusionTenant, &s.SandboxFusionTenant, func(v any) error {
 		if t := v.(string); t != "" && !server.ValidTenant(t) {
 			return fmt.Errorf("%q is not a tenant name (1 to 64 letters, digits, '.', '_', '-')", t)
@@ -107,8 +112,9 @@ type Services struct {
 	// Version is the program's version, for documents and banners.
 	Version string
 
-	closers   []func() error
-	listeners []extraListener // see AddListener
+	closers     []func() error
+	sessionPool *session.Pool
+	listeners   []extraListener // see AddListener
 }
 
 // OnClose has f called when the server has shut down, before the sessions
@@ -177,12 +183,12 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := c.NewManager(rt)
+	mgr, pool, err := c.serverSessions(rt, logger)
 	if err != nil {
 		rt.Close()
 		return nil, err
 	}
-	svc := &Services{Config: c, Runtime: rt, Sessions: mgr, Auth: server.Auth{Keys: keys, InsecureLocal: sc.InsecureLocal},
+	svc := &Services{Config: c, Runtime: rt, Sessions: mgr, sessionPool: pool, Auth: server.Auth{Keys: keys, InsecureLocal: sc.InsecureLocal},
 		Tenants: server.NewTenants(server.TenantLimits{Sessions: sc.TenantSessions, Executions: sc.TenantExecutions,
 			Rate: float64(sc.TenantRate), Burst: sc.TenantBurst}),
 		Metrics: server.NewMetrics(), Logger: logger, Version: opts.Version}
@@ -192,6 +198,12 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 	}
 	if err := poolGauges(svc); err != nil {
 		return fail(err)
+	}
+	if pool != nil {
+		if err := svc.Metrics.AddGauge("coderun_session_pool_ready", "Python sessions started and waiting to be handed out.", nil,
+			func() float64 { return float64(pool.Ready()) }); err != nil {
+			return fail(err)
+		}
 	}
 	var surfaces []server.Surface
 	for _, build := range Surfaces() {
@@ -279,5 +291,31 @@ func (s *Services) close() error {
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		errs = append(errs, s.closers[i]())
 	}
-	return errors.Join(append(errs, s.Sessions.Close(), s.Runtime.Close())...)
+	errs = append(errs, s.Sessions.Close())
+	if s.sessionPool != nil {
+		s.sessionPool.Close()
+	}
+	return errors.Join(append(errs, s.Runtime.Close())...)
+}
+
+// serverSessions is the server's session manager, with a pool of started
+// Python sessions when server.session_pool asks for one, and evictions
+// logged.
+func (c *Config) serverSessions(rt sandbox.Runtime, logger *slog.Logger) (*session.Manager, *session.Pool, error) {
+	irt, err := Interactive(rt)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pool *session.Pool
+	if n := c.Server.SessionPool; n > 0 {
+		if pool, err = session.NewPool(irt, c.SessionConfig(sandbox.Python), session.PoolOptions{Size: n,
+			Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }}); err != nil {
+			return nil, nil, configError{fmt.Errorf("server.session_pool: %w", err)}
+		}
+	}
+	mgr := session.NewManager(irt, session.ManagerOptions{MaxSessions: c.Session.MaxSessions, IdleTimeout: c.Session.IdleTimeout,
+		Pool: pool, OnEvict: func(e session.Eviction) {
+			logger.Info("session evicted", "session", e.ID, "tenant", e.Tenant, "reason", e.Reason, "cells", e.Cells)
+		}})
+	return mgr, pool, nil
 }

@@ -26,6 +26,7 @@ type serveFlags struct {
 	rate          int
 	burst         int
 	pool          int
+	sessionPool   int
 	logLevel      string
 	sfTenant      string
 }
@@ -41,6 +42,7 @@ func (f *serveFlags) bindings() []binding {
 		{"tenant-rate", "server.tenant_rate", &f.rate},
 		{"tenant-burst", "server.tenant_burst", &f.burst},
 		{"pool", "runtime.linux.pool", &f.pool},
+		{"session-pool", "server.session_pool", &f.sessionPool},
 		{"sandboxfusion-tenant", "server.sandboxfusion_tenant", &f.sfTenant},
 	}
 }
@@ -87,6 +89,8 @@ Every setting (flag, configuration key, default):
                                                  (loopback only; "off": not served)
   --pool               runtime.linux.pool        4 pre-started Python sandboxes for one-shot runs
   (none)               runtime.linux.zygote      true here: sandboxes forked from a started Python
+  --session-pool       server.session_pool       2 Python sessions kept started for new sessions
+                                                 with the server's session defaults
   (none)               limits.*                  the defaults of one-shot runs' limits
   (none)               session.*                 the defaults of sessions (limits, preload,
                                                  max_sessions across tenants, idle_timeout)
@@ -110,6 +114,9 @@ line on standard error, with its request id (X-Request-Id).`,
 			if err := cfg.SetDefault("runtime.linux.zygote", "true"); err != nil {
 				return err
 			}
+			if err := cfg.SetDefault("server.session_pool", "2"); err != nil {
+				return err
+			}
 			level, err := parseLevel(f.logLevel)
 			if err != nil {
 				return err
@@ -127,6 +134,7 @@ line on standard error, with its request id (X-Request-Id).`,
 	fl.IntVar(&f.rate, "tenant-rate", 0, "requests per second per tenant; 0 with the flag given: no bound (default 100)")
 	fl.IntVar(&f.burst, "tenant-burst", 0, "requests at once above the rate (default: the rate)")
 	fl.IntVar(&f.pool, "pool", 0, "pre-started Python sandboxes kept ready for one-shot runs (default 4)")
+	fl.IntVar(&f.sessionPool, "session-pool", 0, "Python sessions kept started, for sessions created with the server's session defaults (default 2)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least level logged: debug, info, warn, error")
 	fl.StringVar(&f.sfTenant, "sandboxfusion-tenant", "", "tenant of SandboxFusion requests (/run_code) that present no key, as verl sends them (default: refused)")
 	d.register(cmd)

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -503,4 +504,43 @@ func grepLines(text, s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestSessionPool: with server.session_pool, a session created with the
+// server's defaults comes started from the pool (its files uploaded into
+// it); one with limits of its own is started for it.
+func TestSessionPool(t *testing.T) {
+	h := newHarness(t, map[string]string{"server.session_pool": "1"})
+	ready := func() bool {
+		resp, err := http.Get(h.url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		return strings.Contains(b.String(), "\ncoderun_session_pool_ready 1\n")
+	}
+	for deadline := time.Now().Add(60 * time.Second); !ready(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool did not fill")
+		}
+	}
+	var got struct {
+		ID     string
+		Pooled bool
+	}
+	h.call(aliceKey, "POST", "/v1/sessions", nil, nil, map[string]any{"files": []map[string]any{{"path": "in.txt", "content": "pooled"}}}).json(t, &got)
+	if !got.Pooled {
+		t.Errorf("a session with the defaults was not pooled")
+	}
+	var cell cellJSON
+	h.call(aliceKey, "POST", "/v1/sessions/{id}/execute", []string{got.ID}, nil, map[string]any{"code": "print(open('in.txt').read())"}).json(t, &cell)
+	if cell.stdout() != "pooled\n" {
+		t.Errorf("the pooled session lacks its file: %+v", cell)
+	}
+	h.call(aliceKey, "POST", "/v1/sessions", nil, nil, map[string]any{"limits": map[string]any{"memory": "300MiB"}}).json(t, &got)
+	if got.Pooled {
+		t.Errorf("a session with limits of its own came from the pool")
+	}
 }
