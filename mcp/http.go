@@ -21,7 +21,7 @@ type HTTPOptions struct {
 	// header (programs, not browsers) are not affected.
 	AllowedOrigins []string
 	// SessionTimeout closes MCP sessions idle for this long. Default 30
-	// minutes.
+	// minutes; negative: never.
 	SessionTimeout time.Duration
 }
 
@@ -86,8 +86,9 @@ func (h *httpHandler) tenantHandler(tenant string) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	timeout := max(h.opts.SessionTimeout, 0) // the SDK's zero is never
 	sh := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{SessionTimeout: h.opts.SessionTimeout, Logger: h.svc.opts.Logger})
+		&sdk.StreamableHTTPOptions{SessionTimeout: timeout, Logger: h.svc.opts.Logger})
 	h.tenants[tenant] = sh
 	return sh, nil
 }
