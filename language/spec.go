@@ -2,6 +2,7 @@ package language
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 )
@@ -50,12 +51,25 @@ type Spec struct {
 	// Env is set for the compile and the run steps: it keeps the
 	// toolchain's caches and scratch in the build directory.
 	Env map[string]string
+	// Extras are settings that apply when a file exists that setup may
+	// have made: libraries, shared read-only caches.
+	Extras []Extra
 	// SandboxFusion lists the names SandboxFusion's /run_code gives the
 	// language; the first is the one it answers with.
 	SandboxFusion []string
 	// adapt adjusts a build to the code (Java's class, Go's and Rust's
 	// test modes).
 	adapt func(b *Build, code string)
+}
+
+// Extra is what a toolchain gains where Path exists (on the sandbox's
+// root): compile arguments (given before the request's) and environment
+// (over the Spec's Env), such as Rust's prebuilt crates or Go's prebuilt
+// build cache.
+type Extra struct {
+	Path string
+	Args []string
+	Env  map[string]string
 }
 
 // Compiled reports whether the language has a compile step.
@@ -82,8 +96,9 @@ type Build struct {
 // dir the build directory and cache the directory for caches and scratch
 // (absolute paths in the sandbox), name the
 // source file's name ("" for the Spec's File), code the program and args
-// the extra compile arguments. Native languages have no plan.
-func (s *Spec) Plan(tool, dir, cache, name, code string, args []string) (*Build, error) {
+// the extra compile arguments; exists says whether an Extra's path exists.
+// Native languages have no plan.
+func (s *Spec) Plan(tool, dir, cache, name, code string, args []string, exists func(path string) bool) (*Build, error) {
 	if s.Native {
 		return nil, fmt.Errorf("language: %s is run by the runtime itself", s.Name)
 	}
@@ -106,10 +121,21 @@ func (s *Spec) Plan(tool, dir, cache, name, code string, args []string) (*Build,
 	vars := map[string]string{
 		"{tool}": tool, "{dir}": dir, "{cache}": cache, "{src}": dir + "/" + b.File, "{file}": b.File, "{bin}": dir + "/main", "{class}": b.Class,
 	}
-	b.Compile = expand(b.Compile, vars, args)
+	var all []string
+	env := maps.Clone(s.Env)
+	for _, e := range s.Extras {
+		if exists != nil && exists(e.Path) {
+			all = append(all, e.Args...)
+			if env == nil {
+				env = map[string]string{}
+			}
+			maps.Copy(env, e.Env)
+		}
+	}
+	b.Compile = expand(b.Compile, vars, append(all, args...))
 	b.Run = expand(b.Run, vars, nil)
 	b.Env = map[string]string{}
-	for k, v := range s.Env {
+	for k, v := range env {
 		b.Env[k] = expandWord(v, vars)
 	}
 	return b, nil

@@ -69,7 +69,7 @@ func TestTableIsConsistent(t *testing.T) {
 
 func TestPlanFillsInTheCommands(t *testing.T) {
 	c, _ := Lookup(C)
-	b, err := c.Plan("/usr/bin/gcc", "/work/.b", "/tmp/c", "", "int main(){}", []string{"-DX=1", "-lcrypto"})
+	b, err := c.Plan("/usr/bin/gcc", "/work/.b", "/tmp/c", "", "int main(){}", []string{"-DX=1", "-lcrypto"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,15 +78,15 @@ func TestPlanFillsInTheCommands(t *testing.T) {
 		t.Errorf("C plan = %+v", b)
 	}
 	rb, _ := Lookup(Ruby)
-	b, err = rb.Plan("/usr/bin/ruby", "/w", "/c", "tool.rb", "puts 1", nil)
+	b, err = rb.Plan("/usr/bin/ruby", "/w", "/c", "tool.rb", "puts 1", nil, nil)
 	if err != nil || b.Compile != nil || !slices.Equal(b.Run, []string{"/usr/bin/ruby", "/w/tool.rb"}) {
 		t.Errorf("Ruby plan = %+v, %v", b, err)
 	}
-	if _, err := rb.Plan("/usr/bin/ruby", "/w", "/c", "", "puts 1", []string{"-O2"}); err == nil {
+	if _, err := rb.Plan("/usr/bin/ruby", "/w", "/c", "", "puts 1", []string{"-O2"}, nil); err == nil {
 		t.Error("an interpreter took compile arguments")
 	}
 	py, _ := Lookup(Python)
-	if _, err := py.Plan("/usr/bin/python3", "/w", "/c", "", "print(1)", nil); err == nil {
+	if _, err := py.Plan("/usr/bin/python3", "/w", "/c", "", "print(1)", nil, nil); err == nil {
 		t.Error("a native language got a plan")
 	}
 }
@@ -99,25 +99,48 @@ func TestJavaIsNamedAfterItsPublicClass(t *testing.T) {
 		{"", "class Only { public static void main(String[] a) {} }", "Main.java", "Main"},
 		{"Tool.java", "class Tool {}", "Tool.java", "Tool"},
 	} {
-		b, err := j.Plan("/usr/bin/javac", "/w", "/c", c.name, c.code, nil)
+		b, err := j.Plan("/usr/bin/javac", "/w", "/c", c.name, c.code, nil, nil)
 		if err != nil || b.File != c.file || b.Class != c.class || b.Run[len(b.Run)-1] != c.class {
 			t.Errorf("Java plan of %q (name %q) = %+v, %v; want file %s, class %s", c.code, c.name, b, err, c.file, c.class)
 		}
 	}
 }
 
+func TestExtrasApplyWhereTheirFileExists(t *testing.T) {
+	r, _ := Lookup(Rust)
+	exists := func(p string) bool { return p == RustCrates }
+	b, _ := r.Plan("/usr/bin/rustc", "/w", "/c", "", "fn main() {}", []string{"-g"}, exists)
+	want := []string{"-L", RustCrates, "--extern", "rand", "--extern", "regex", "--extern", "md5", "-g"}
+	if i := slices.Index(b.Compile, "-L"); i < 0 || !slices.Equal(b.Compile[i:i+len(want)], want) {
+		t.Errorf("Rust with its crates: %q", b.Compile)
+	}
+	b, _ = r.Plan("/usr/bin/rustc", "/w", "/c", "", "fn main() {}", nil, func(string) bool { return false })
+	if slices.Contains(b.Compile, "--extern") {
+		t.Errorf("Rust without its crates: %q", b.Compile)
+	}
+	g, _ := Lookup(Go)
+	b, _ = g.Plan("/usr/local/go/bin/go", "/w", "/c", "", "package main\nfunc main() {}\n", nil, func(p string) bool { return p == GoCache })
+	if b.Env["GOCACHE"] != GoCache {
+		t.Errorf("Go with the shared cache: GOCACHE=%q", b.Env["GOCACHE"])
+	}
+	b, _ = g.Plan("/usr/local/go/bin/go", "/w", "/c", "", "package main\nfunc main() {}\n", nil, nil)
+	if b.Env["GOCACHE"] != "/c/go" {
+		t.Errorf("Go without the shared cache: GOCACHE=%q", b.Env["GOCACHE"])
+	}
+}
+
 func TestTestModes(t *testing.T) {
 	g, _ := Lookup(Go)
-	b, _ := g.Plan("/usr/local/go/bin/go", "/w", "/c", "", "package main\nimport \"testing\"\nfunc TestX(t *testing.T) {}\n", nil)
+	b, _ := g.Plan("/usr/local/go/bin/go", "/w", "/c", "", "package main\nimport \"testing\"\nfunc TestX(t *testing.T) {}\n", nil, nil)
 	if b.Mode != "test" || b.File != "main_test.go" || !slices.Equal(b.Compile[:3], []string{"/usr/local/go/bin/go", "test", "-c"}) {
 		t.Errorf("Go test plan = %+v", b)
 	}
-	b, _ = g.Plan("/usr/local/go/bin/go", "/w", "/c", "", "package main\nfunc main() {}\n// func TestX is not a test\n", nil)
+	b, _ = g.Plan("/usr/local/go/bin/go", "/w", "/c", "", "package main\nfunc main() {}\n// func TestX is not a test\n", nil, nil)
 	if b.Mode != "" || b.File != "main.go" {
 		t.Errorf("Go plan = %+v", b)
 	}
 	r, _ := Lookup(Rust)
-	b, _ = r.Plan("/usr/bin/rustc", "/w", "/c", "", "fn main(){}\n#[cfg(test)]\nmod tests { #[test] fn t() {} }", []string{"-L", "/x"})
+	b, _ = r.Plan("/usr/bin/rustc", "/w", "/c", "", "fn main(){}\n#[cfg(test)]\nmod tests { #[test] fn t() {} }", []string{"-L", "/x"}, nil)
 	if b.Mode != "test" || !slices.Contains(b.Compile, "--test") || !slices.Contains(b.Compile, "/x") {
 		t.Errorf("Rust test plan = %+v", b)
 	}

@@ -5,6 +5,18 @@ package language
 //
 // Toolchains write their caches and scratch under the cache directory
 // ({cache}, in the sandbox's workspace), never in the host's.
+// Where scripts/toolchain-caches.sh (run by scripts/setup.sh) puts what it
+// builds for the toolchains, under /usr so that sandboxes see it
+// read-only.
+const (
+	// RustCrates holds rlibs of the crates HumanEval-X's Rust uses (rand
+	// 0.8, regex, md5), built from Debian's crate sources.
+	RustCrates = "/usr/local/lib/coderun/rust"
+	// GoCache is a Go build cache of the standard library and testify,
+	// which Go reads without writing to it.
+	GoCache = "/usr/local/lib/coderun/go-cache"
+)
+
 var specs = []Spec{
 	{
 		Name: Python, Title: "Python", Native: true,
@@ -67,10 +79,14 @@ var specs = []Spec{
 		// GOPATH mode, offline: imports resolve in Debian's Go packages
 		// (testify among them); nothing is downloaded.
 		Env: map[string]string{
-			"GO111MODULE": "off", "GOPATH": "{cache}/gopath:/usr/share/gocode", "GOCACHE": "{cache}/go",
-			"GOTOOLCHAIN": "local", "GOPROXY": "off", "GOFLAGS": "", "CGO_ENABLED": "0", "GOTELEMETRY": "off",
+			"GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "GOCACHE": "{cache}/go",
+			"GOTOOLCHAIN": "local", "GOPROXY": "off", "GOFLAGS": "", "CGO_ENABLED": "0",
 			"HOME": "{cache}/home", "TMPDIR": "{cache}/tmp",
 		},
+		// A shared build cache, read-only: the standard library is not
+		// compiled again for every program (Go tolerates a cache it cannot
+		// write to).
+		Extras:        []Extra{{Path: GoCache, Env: map[string]string{"GOCACHE": GoCache}}},
 		SandboxFusion: []string{"go", "go_test"},
 		adapt:         adaptGo,
 	},
@@ -101,6 +117,7 @@ var specs = []Spec{
 		Run:      []string{"{bin}"},
 		Version:  []string{"{tool}", "--version"},
 		Env:      map[string]string{"HOME": "{cache}/home", "TMPDIR": "{cache}/tmp"},
+		Extras:   []Extra{{Path: RustCrates, Args: []string{"-L", RustCrates, "--extern", "rand", "--extern", "regex", "--extern", "md5"}}},
 		// Code with #[test] functions is built with the test harness.
 		SandboxFusion: []string{"rust"},
 		adapt:         adaptRust,

@@ -55,7 +55,8 @@ fi
 # TypeScript (esbuild strips the types; Node runs it), Ruby, PHP, Perl, Lua,
 # R; Go is the /usr/local/go below, and Go tests import Debian's testify.
 lang_packages=(
-  g++ libssl-dev openjdk-17-jdk-headless rustc esbuild
+  g++ libssl-dev openjdk-17-jdk-headless esbuild
+  rustc cargo librust-rand-dev librust-regex-dev librust-md5-dev
   golang-github-stretchr-testify-dev
   ruby php-cli perl lua5.4 r-base-core
 )
@@ -68,7 +69,7 @@ if ((${#lang_missing[@]})); then
   apt_install "${lang_missing[@]}"
   done_
 fi
-# --- end of languages ----------------------------------------------------------
+# --- end of languages (their caches are built once Go is in place, below) --- ----------------------------------------------------------
 
 # The Go version go.mod asks for, e.g. 1.26.8.
 want=$(awk '/^go [0-9]/ {print $2; exit}' go.mod)
@@ -175,3 +176,12 @@ if ! cmp -s "$browser/package-lock.json" "$browser/node_modules/.coderun-lock" 2
   done_
 fi
 # --- end of the web view tests' step ---
+
+# --- step: the languages' shared caches (owner: language, sandbox/toolchain) ---
+# Rust's crates and Go's build cache for the standard library, built once per
+# toolchain version under /usr/local/lib/coderun (scripts/toolchain-caches.sh
+# says what and why); a few minutes on a fresh machine, nothing afterwards.
+step "building the languages' shared caches (scripts/toolchain-caches.sh)"
+bash scripts/toolchain-caches.sh
+done_
+# --- end of the languages' caches ---

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -19,7 +21,10 @@ func (r *Runtime) run(ctx context.Context, irt sandbox.Interactive, spec *langua
 		return nil, err
 	}
 	dir := sandbox.WorkDir + "/" + BuildDir
-	b, err := spec.Plan(tool, dir, CacheDir, req.Name, req.Code, req.CompileArgs)
+	b, err := spec.Plan(tool, dir, CacheDir, req.Name, req.Code, req.CompileArgs, func(p string) bool {
+		_, err := os.Stat(filepath.Join(r.root, p))
+		return err == nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", sandbox.ErrInvalid, err)
 	}
