@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
 )
 
@@ -36,17 +37,17 @@ const (
 )
 
 // Formats lists the formats a caller may force.
-var Formats = []Format{HumanEval, MBPP, Generic}
+var Formats = []Format{HumanEval, MBPP, Generic, HumanEvalX}
 
 // ParseFormat reads a format name; "" and "auto" mean Auto.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(strings.ToLower(s)); f {
 	case "", "auto":
 		return Auto, nil
-	case HumanEval, MBPP, Generic:
+	case HumanEval, MBPP, Generic, HumanEvalX:
 		return f, nil
 	}
-	return Auto, fmt.Errorf("unknown format %q (known: auto, humaneval, mbpp, generic)", s)
+	return Auto, fmt.Errorf("unknown format %q (known: auto, humaneval, mbpp, generic, humaneval-x)", s)
 }
 
 // Problem is one benchmark problem: what a solution is tested with.
@@ -67,6 +68,8 @@ type Problem struct {
 	Setup string   // MBPP: test_setup_code
 	Tests []string // MBPP: test_list, plus challenge_test_list if asked
 
+	humanEvalX *humanEvalX // HumanEval-X: see humanevalx.go
+
 	// Source and Line say where the problem came from.
 	Source string
 	Line   int
@@ -83,6 +86,9 @@ type Problem struct {
 // it reads from its standard input. Generic items in other languages are
 // one program, solution then tests, in one process.
 func (p *Problem) Item(solution string) Item {
+	if p.Format == HumanEvalX {
+		return p.humanEvalXItem(solution)
+	}
 	it := Item{ID: p.TaskID, TaskID: p.TaskID, Language: p.Language}
 	switch p.Format {
 	case HumanEval:
@@ -203,6 +209,10 @@ func parseProblem(line []byte, opts ReadOptions) (*Problem, error) {
 		if err := f.str("canonical_solution", &p.Solution, false); err != nil {
 			return nil, err
 		}
+	case HumanEvalX:
+		if err := parseHumanEvalX(f, p); err != nil {
+			return nil, err
+		}
 	case MBPP:
 		if p.TaskID, err = f.id("task_id"); err != nil {
 			return nil, err
@@ -247,10 +257,11 @@ func parseProblem(line []byte, opts ReadOptions) (*Problem, error) {
 			return nil, err
 		}
 		if lang != "" {
-			if _, err := sandbox.LookupInterpreter(sandbox.Language(lang)); err != nil {
-				return nil, err
+			l, ok := language.Parse(lang)
+			if !ok {
+				return nil, fmt.Errorf("unknown language %q (known: %s)", lang, strings.Join(language.Names(), ", "))
 			}
-			p.Language = sandbox.Language(lang)
+			p.Language = l
 		}
 	default:
 		return nil, fmt.Errorf("unknown format %q", format)
@@ -265,6 +276,8 @@ func detect(f fields) Format {
 		return HumanEval
 	case f.has("test_list"):
 		return MBPP
+	case isHumanEvalX(f):
+		return HumanEvalX
 	case f.has("test") && (f.has("id") || f.has("task_id")):
 		return Generic
 	}

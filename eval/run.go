@@ -36,6 +36,8 @@ type Item struct {
 	Tests string
 	// Limits bound this item's run; zero fields take Options.Limits'.
 	Limits sandbox.Limits
+	// CompileArgs are given to a compiled language's compiler.
+	CompileArgs []string
 }
 
 // Hash identifies the item's program: the first 24 hex digits of the
@@ -155,6 +157,9 @@ func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox
 		lang = sandbox.Python
 	}
 	v := &Verdict{ID: it.ID, TaskID: it.TaskID, Sample: it.Sample, Hash: it.Hash(), ExitCode: -1}
+	if !lang.IsNative() {
+		return runToolchainItem(ctx, rt, it, v, defaults) // humanevalx.go
+	}
 	marker, code, err := withMarker(lang, it.Code)
 	stdin := marker + "\n"
 	if it.Tests != "" {

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/toolchain"
 	"github.com/spf13/cobra"
 )
 
@@ -77,6 +79,7 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Wri
 		}
 	}
 	var trials []trial
+	var langs []toolchain.Status
 	if requireErr == nil {
 		rt, err := openRuntime(cfg)
 		if err != nil {
@@ -85,6 +88,9 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Wri
 			defer rt.Close()
 			for _, lang := range sandbox.Languages() {
 				trials = append(trials, tryLanguage(ctx, rt, lang, settings.RootFS))
+			}
+			for _, lang := range language.All() {
+				langs = append(langs, toolchain.Check(ctx, rt, settings.RootFS, lang))
 			}
 		}
 	}
@@ -95,7 +101,7 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Wri
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		rep := map[string]any{"layers": report.Layers, "trials": trials, "ok": ok, "leftovers": leftovers}
+		rep := map[string]any{"layers": report.Layers, "trials": trials, "languages": langs, "ok": ok, "leftovers": leftovers}
 		if leftErr != nil {
 			rep["leftovers_error"] = leftErr.Error()
 		}
@@ -135,12 +141,29 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Wri
 				fmt.Fprintf(w, "  [%s] %-8s %s\n", mark, t.Language, t.Detail)
 			}
 		}
+		printLanguages(w, langs)
 		printLeftovers(w, leftovers, leftErr, clean, cleanErr)
 	}
 	if !ok {
 		return exitError{1}
 	}
 	return nil
+}
+
+// printLanguages lists every language: its toolchain's version, or why it
+// cannot run here (a missing toolchain is not a failure of doctor's).
+func printLanguages(w io.Writer, langs []toolchain.Status) {
+	if len(langs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nLanguages (scripts/setup.sh installs their toolchains):")
+	for _, l := range langs {
+		if l.Available {
+			fmt.Fprintf(w, "  [ok  ] %-10s %s (%s)\n", l.Language, l.Version, l.Tool)
+		} else {
+			fmt.Fprintf(w, "  [--  ] %-10s %s\n", l.Language, l.Reason)
+		}
+	}
 }
 
 // doctorLeftover is a linux.Leftover in doctor's report.

@@ -1,6 +1,8 @@
 package bootstrap_test
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -37,5 +39,40 @@ func TestArgvRunsTheBootstrap(t *testing.T) {
 	}
 	if _, err := bootstrap.Argv(sandbox.Interpreter{Language: "cobol"}); err == nil {
 		t.Error("argv for an unknown language")
+	}
+}
+
+// TestNodeBootstrapLeaksNoNames runs the Node bootstrap on the host: the
+// program must not see its variables (a sloppy "for (m in t)" assigned
+// the bootstrap's const m, a HumanEval-X canonical solution failed so).
+func TestNodeBootstrapLeaksNoNames(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on this host")
+	}
+	in, err := sandbox.LookupInterpreter(sandbox.Node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, err := bootstrap.Argv(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := "for (m in {a: 1}) {}\nfile = 2; i = 3; data = 4; src = 5;\nconsole.log(typeof Module, m, file, i, data, src)\n"
+	payload, err := os.CreateTemp(t.TempDir(), "payload")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload.Write(bootstrap.Payload(nil, "", code))
+	payload.Seek(0, 0)
+	ready, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, argv[1:]...)
+	cmd.ExtraFiles = []*os.File{payload, ready} // fds 3 and 4
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "undefined a 2 3 4 5\n" {
+		t.Fatalf("output %q, %v", out, err)
 	}
 }

@@ -189,3 +189,16 @@ func TestBuildDirectoryIsNotTheRequests(t *testing.T) {
 		t.Fatalf("a good request: %v", err)
 	}
 }
+
+func TestCheckSaysVersionOrWhyNot(t *testing.T) {
+	need(t, language.C)
+	rt := newRuntime(t)
+	st := toolchain.Check(context.Background(), rt, "", language.C)
+	if !st.Available || !strings.Contains(st.Version, "gcc") || st.Tool != "/usr/bin/gcc" || !st.Compiled {
+		t.Errorf("C: %+v", st)
+	}
+	st = toolchain.Check(context.Background(), rt, t.TempDir(), language.Rust)
+	if st.Available || !strings.Contains(st.Reason, "Rust is not installed") || !strings.Contains(st.Reason, "rustc") {
+		t.Errorf("Rust in an empty root: %+v", st)
+	}
+}
