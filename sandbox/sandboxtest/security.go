@@ -37,6 +37,9 @@ func (h *harness) security(t *testing.T) {
 		{"AbstractUnixSocketOnHost", h.abstractUnixSocket},
 		{"HostUnixSockets", h.hostUnixSockets},
 
+		// The kernel-facing attacks again from a C program (security_c.go).
+		{"FromC", h.fromC},
+
 		// Other processes (security_proc.go).
 		{"ForkBomb", h.forkBomb},
 		{"ProcessAndThreadLimit", h.processLimit},
