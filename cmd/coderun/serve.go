@@ -99,7 +99,7 @@ instead: its clients count any other answer as a failed run). Each request is lo
 line on standard error, with its request id (X-Request-Id).`,
 		Example: `  coderun serve --insecure-local
   CODERUN_API_KEYS=alice:$(openssl rand -hex 24) coderun serve --addr 0.0.0.0:8080
-  curl -s localhost:8080/v1/exec -d '{"language":"python","code":"print(6*7)"}'`,
+  curl -s localhost:8080/v1/exec --json '{"language":"python","code":"print(6*7)"}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load(g.runtimeFlags(), d.flags(), f.bindings())
