@@ -24,8 +24,11 @@
 // program over its pipes, signals, Kill, a cancelled Wait, restarting in
 // the same workspace, Close, the sandbox's limits on each program, files
 // in and out while a program runs, two sandboxes kept apart, and
-// AwaitingInput; and, when its sandboxes implement sandbox.Archiver, tar
-// streams in and out, hostile ones included. Security runs
+// AwaitingInput, each program's own clocks (uptime, boot time); a remote
+// client's hostile file paths, links swapped in while the host reads and
+// writes the workspace, and a closed sandbox's file operations
+// (interactive_hostile.go); and, when its sandboxes implement
+// sandbox.Archiver, tar streams in and out, hostile ones included. Security runs
 // real attack code inside the sandbox, one subtest per threat (each
 // function's doc comment names the threat it models), and asserts both that
 // the attack was contained and that the run ended for the reason the
