@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/toolchain"
 	"github.com/coderun/coderun/server/sandboxfusion"
 	"github.com/coderun/coderun/session"
 )
@@ -67,7 +68,9 @@ func newServer(t testing.TB, opts sandboxfusion.Options) *httptest.Server {
 	t.Helper()
 	r := runtime(t)
 	if opts.Runtime == nil {
-		opts.Runtime = r
+		// As coderun serve opens it: every language, the compiled ones
+		// through their toolchains.
+		opts.Runtime = toolchain.Wrap(r, toolchain.Options{})
 	}
 	if opts.Sessions == nil {
 		m := session.NewManager(r, session.ManagerOptions{})

@@ -60,7 +60,8 @@ func runnable() []string {
 }
 
 // fromSandboxFusion maps a SandboxFusion language name to coderun's: the
-// language package knows the names ("nodejs" is Node's).
+// language table declares each language's SandboxFusion names ("nodejs"
+// is Node's, "go_test" Go's).
 func fromSandboxFusion(name string) (language.Language, bool) {
-	return language.Parse(name)
+	return language.FromSandboxFusion(name)
 }

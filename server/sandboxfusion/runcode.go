@@ -1,6 +1,7 @@
 package sandboxfusion
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
 )
 
@@ -49,7 +51,7 @@ func (h *Handler) runCode(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, resp)
 		return
 	}
-	res, err := h.opts.Runtime.Run(r.Context(), req)
+	res, err := h.run(r.Context(), req)
 	release()
 	if err != nil {
 		resp.Status, resp.Message = StatusSandboxError, fmt.Sprintf("coderun could not run the code: %v", err)
@@ -58,6 +60,29 @@ func (h *Handler) runCode(w http.ResponseWriter, r *http.Request) {
 	}
 	h.answer(resp, res, &in, req.Files)
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// setupAttempts is how many times a run whose sandbox could not be set up
+// is tried: its code did not run, so trying again has no effect but to
+// answer, and SandboxFusion's clients score a SandboxError as a failed
+// sample.
+const setupAttempts = 3
+
+// run runs req, again when its sandbox (or its compile step's) could not
+// be set up.
+func (h *Handler) run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := h.opts.Runtime.Run(ctx, req)
+		if err != nil || attempt == setupAttempts || ctx.Err() != nil || !setupFailed(res) {
+			return res, err
+		}
+	}
+}
+
+// setupFailed reports whether res is a sandbox that could not be set up,
+// for the run or for its compile step: nothing of the code ran.
+func setupFailed(res *sandbox.Result) bool {
+	return res.Reason == sandbox.ReasonSetupError || (res.Compile != nil && res.Compile.Reason == sandbox.ReasonSetupError)
 }
 
 // request turns a /run_code request into a sandbox request.
@@ -73,7 +98,8 @@ func (h *Handler) request(in *RunCodeRequest) (sandbox.Request, error) {
 	if err != nil {
 		return sandbox.Request{}, err
 	}
-	if _, err := timeout("compile_timeout", in.CompileTimeout); err != nil {
+	compileTimeout, err := timeout("compile_timeout", in.CompileTimeout)
+	if err != nil {
 		return sandbox.Request{}, err
 	}
 	limits := h.opts.Limits
@@ -99,6 +125,13 @@ func (h *Handler) request(in *RunCodeRequest) (sandbox.Request, error) {
 		return sandbox.Request{}, err
 	}
 	req := sandbox.Request{Language: lang, Code: *in.Code, Files: files, Limits: limits}
+	if spec, ok := language.Lookup(lang); ok && spec.Compiled() {
+		// compile_timeout bounds the compile step; its other limits are
+		// the compiler's defaults (it needs more memory than most
+		// programs it makes).
+		req.CompileLimits = sandbox.Limits{WallTime: compileTimeout,
+			CPUTime: min(sandbox.MaxLimits.CPUTime, compileTimeout*time.Duration(max(2, runtime.NumCPU())))}
+	}
 	if in.Stdin != nil {
 		req.Stdin = []byte(*in.Stdin)
 	}
@@ -123,19 +156,47 @@ func timeout(field string, s *float64) (time.Duration, error) {
 	return max(d, time.Millisecond), nil
 }
 
-// answer fills resp from what the sandbox did.
+// answer fills resp from what the sandbox did: the compile step's result
+// (compiled languages), the run's (none when compiling did not make a
+// program), and the status SandboxFusion derives from them.
 func (h *Handler) answer(resp *RunCodeResponse, res *sandbox.Result, in *RunCodeRequest, inputs []sandbox.File) {
-	resp.RunResult = commandResult(res)
-	if resp.RunResult.Status == CommandError {
-		resp.Status, resp.Message = StatusSandboxError, *resp.RunResult.Stderr
-		return
+	var steps []*CommandRunResult
+	if res.Compile != nil {
+		resp.CompileResult = commandResult(res.Compile)
+		steps = append(steps, resp.CompileResult)
 	}
-	if resp.RunResult.Status == CommandTimeLimitExceeded || *resp.RunResult.ReturnCode != 0 {
-		resp.Status = StatusFailed
+	switch {
+	case res.Reason != sandbox.ReasonCompileError:
+		resp.RunResult = commandResult(res)
+		steps = append(steps, resp.RunResult)
+	case res.Compile == nil: // a compile error without the compiler's result
+		resp.CompileResult = &CommandRunResult{Status: CommandError, Stderr: ptr(res.Summary())}
+		steps = append(steps, resp.CompileResult)
+	}
+	resp.Status, resp.Message = runStatus(steps)
+	if resp.Status == StatusSandboxError {
+		return
 	}
 	if err := fetch(resp.Files, in.FetchFiles, res, inputs); err != nil {
 		resp.Status, resp.Message = StatusSandboxError, err.Error()
 	}
+}
+
+// runStatus is SandboxFusion's status of an answer from its steps: a step
+// in Error makes it a SandboxError (the message is that step's stderr);
+// else a time limit or a non-zero return code makes it Failed.
+func runStatus(steps []*CommandRunResult) (RunStatus, string) {
+	for _, s := range steps {
+		if s.Status == CommandError {
+			return StatusSandboxError, *s.Stderr
+		}
+	}
+	for _, s := range steps {
+		if s.Status == CommandTimeLimitExceeded || (s.ReturnCode != nil && *s.ReturnCode != 0) {
+			return StatusFailed, ""
+		}
+	}
+	return StatusSuccess, ""
 }
 
 // commandResult is one step's result in SandboxFusion's terms: a time or
