@@ -39,20 +39,20 @@ type box struct {
 	created  time.Time
 	metadata map[string]string
 	env      map[string]string
-	primary  *context_
+	primary  *codeContext
 
 	mu       sync.Mutex
 	endAt    time.Time // zero: no timeout (debug sandboxes; idle eviction applies)
 	timer    *time.Timer
-	contexts map[string]*context_
+	contexts map[string]*codeContext
 	defaults map[string]string   // language → its default context's id
 	cmds     map[uint32]*command // the commands running, by pid
 	nextCmd  int
 	closed   bool
 }
 
-// context_ is one code-interpreter context: a session.
-type context_ struct {
+// codeContext is one code-interpreter context: a session.
+type codeContext struct {
 	id   string
 	lang string // E2B's name: python, bash
 	cwd  string // as reported, absolute in the sandbox
@@ -112,11 +112,11 @@ func (s *Service) create(ctx context.Context, tenant string, o sandboxOptions) (
 		id = "i" + randomHex(10)
 	}
 	b := &box{id: id, tenant: tenant, template: o.template, created: time.Now(), metadata: o.metadata, env: o.env,
-		contexts: map[string]*context_{}, defaults: map[string]string{}, cmds: map[uint32]*command{}}
+		contexts: map[string]*codeContext{}, defaults: map[string]string{}, cmds: map[uint32]*command{}}
 	if o.token {
 		b.token, b.traffic = randomHex(24), randomHex(24)
 	}
-	b.primary = &context_{id: sess.ID(), lang: "python", cwd: Workdir, sess: sess, release: release}
+	b.primary = &codeContext{id: sess.ID(), lang: "python", cwd: Workdir, sess: sess, release: release}
 	b.contexts[b.primary.id] = b.primary
 	b.defaults["python"] = b.primary.id
 	if o.timeout > 0 {
@@ -213,7 +213,7 @@ func (s *Service) kill(b *box) {
 	if b.timer != nil {
 		b.timer.Stop()
 	}
-	ctxs := make([]*context_, 0, len(b.contexts))
+	ctxs := make([]*codeContext, 0, len(b.contexts))
 	for _, c := range b.contexts {
 		ctxs = append(ctxs, c)
 	}
@@ -268,7 +268,7 @@ func (b *box) tokenMatches(tok string, traffic bool) bool {
 }
 
 // context returns the sandbox's context id.
-func (b *box) context(id string) (*context_, bool) {
+func (b *box) context(id string) (*codeContext, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c, ok := b.contexts[id]
@@ -276,10 +276,10 @@ func (b *box) context(id string) (*context_, bool) {
 }
 
 // contextList returns the sandbox's contexts, the default one first.
-func (b *box) contextList() []*context_ {
+func (b *box) contextList() []*codeContext {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]*context_, 0, len(b.contexts))
+	out := make([]*codeContext, 0, len(b.contexts))
 	for _, c := range b.contexts {
 		out = append(out, c)
 	}
@@ -313,7 +313,7 @@ func randomHex(n int) string {
 }
 
 // close ends the context's session and gives its place back.
-func (c *context_) close() {
+func (c *codeContext) close() {
 	_ = c.sess.Close()
 	c.release()
 }
