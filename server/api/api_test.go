@@ -309,6 +309,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown file", "GET", "/v1/sessions/{id}/files/{path}", []string{s.ID, "nope.txt"}, nil, nil, 404, "not_found"},
 		{"download with ..", "GET", "/v1/sessions/{id}/files/{path}", []string{s.ID, "a/%2e%2e/%2e%2e/etc/passwd"}, nil, nil, 400, "bad_request"},
 		{"upload with ..", "PUT", "/v1/sessions/{id}/files/{path}", []string{s.ID, "%2e%2e/x"}, nil, []byte("x"), 400, "bad_request"},
+		{"oversized upload", "PUT", "/v1/sessions/{id}/files/{path}", []string{s.ID, "big.bin"}, nil, make([]byte, 70<<10), 413, "too_large"},
 		{"upload mode", "PUT", "/v1/sessions/{id}/files/{path}?mode=999", []string{s.ID, "x"}, nil, []byte("x"), 400, "bad_request"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
