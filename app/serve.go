@@ -49,6 +49,9 @@ type ServerConfig struct {
 	// up, the preloaded modules imported) for requests that create one
 	// with the server's session defaults; 0: none.
 	SessionPool int
+	// MCPOrigins are the origins ("https://app.example.com") whose pages
+	// may call the MCP endpoint from a browser, besides the server's own.
+	MCPOrigins []string
 }
 
 // Environment variables of the server's settings.
@@ -92,6 +95,7 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 	})
 	add("server.e2b_debug_interpreter", "", &s.E2BDebugInterpreter, checkExtraListener)
 	add("server.e2b_debug_envd", "", &s.E2BDebugEnvd, checkExtraListener)
+	add("server.mcp_origins", "", &s.MCPOrigins, checkOrigins)
 }
 
 // Services are what the server's surfaces are built from, shared by all

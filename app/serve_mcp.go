@@ -32,7 +32,17 @@ func mcpSurface(s *Services) (server.Surface, error) {
 	if err != nil {
 		return server.Surface{}, err
 	}
-	return svc.Surface(mcp.HTTPOptions{SessionTimeout: c.Session.IdleTimeout}), nil
+	return svc.Surface(mcp.HTTPOptions{AllowedOrigins: c.Server.MCPOrigins, SessionTimeout: c.Session.IdleTimeout}), nil
+}
+
+// checkOrigins checks server.mcp_origins: each an http or https origin.
+func checkOrigins(v any) error {
+	for _, o := range v.([]string) {
+		if err := mcp.CheckOrigin(o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MCPOptions are the MCP server's options from the configuration: one-shot

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -109,6 +110,16 @@ func (h *httpHandler) originOK(o string, r *http.Request) bool {
 		scheme = "https"
 	}
 	return n == normalOrigin(scheme+"://"+r.Host)
+}
+
+// CheckOrigin checks an origin for HTTPOptions.AllowedOrigins:
+// "http(s)://host[:port]", without a path, query or user.
+func CheckOrigin(o string) error {
+	u, err := url.Parse(strings.TrimSuffix(strings.TrimSpace(o), "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
+		return fmt.Errorf("origin %q: want http://host[:port] or https://host[:port]", o)
+	}
+	return nil
 }
 
 // normalOrigin lowercases an origin and drops a default port and a
