@@ -25,7 +25,12 @@ func TestSuspendedRunResumes(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		h.cfg.Observer = func(e agent.Event) {
 			if e.Step.Kind == agent.StepStart {
-				go func() { time.Sleep(200 * time.Millisecond); cancel(agent.ErrSuspended) }()
+				go func() {
+					for h.srv.Pending() == 3 { // until the model call is under way
+						time.Sleep(10 * time.Millisecond)
+					}
+					cancel(agent.ErrSuspended)
+				}()
 			}
 		}
 		res, err := h.agent().Run(ctx, agent.Task{Prompt: "What is 6*7?"})

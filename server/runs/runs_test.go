@@ -198,7 +198,9 @@ func TestShutdownLeavesRunsResumable(t *testing.T) {
 		llmtest.Reply("It is 42."),
 	)
 	id := e.startRun(runs.StartRequest{Task: "What is 6*7?"})
-	time.Sleep(300 * time.Millisecond) // the model call is under way
+	for e.model.Pending() == 3 { // until the model call is under way
+		time.Sleep(10 * time.Millisecond)
+	}
 	e.stop()
 	e.start()
 	v := e.run(id)
