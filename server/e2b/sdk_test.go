@@ -222,16 +222,34 @@ func TestSDKControlPlane(t *testing.T) {
 		t.Errorf("killing a command: %+v", kill)
 	}
 
+	var timeout struct {
+		Thrown, Next string
+		MS           int
+	}
+	field(t, out, "commandTimeout", &timeout)
+	if timeout.Thrown == "" || timeout.Next != "next\n" || timeout.MS > 20000 {
+		t.Errorf("a command past its timeoutMs: %+v, want an error, then the next command at once", timeout)
+	}
+
 	var two struct {
 		Here, There, Other, InfoID string
 		Listed, ListedAfter        []string
 		Killed                     bool
+		EnvInCode, EnvInCommand    string
+		Filtered                   []string
+		Metadata                   map[string]string
 	}
 	field(t, out, "twoSandboxes", &two)
 	var sbxID string
 	field(t, out, "sandboxId", &sbxID)
 	if two.Here != "41" || two.There != "1000" {
 		t.Errorf("two sandboxes side by side: here %q there %q, want 41 and 1000", two.Here, two.There)
+	}
+	if two.EnvInCode != "'from create'" || two.EnvInCommand != "from create\n" {
+		t.Errorf("Sandbox.create's envs: in code %q, in a command %q", two.EnvInCode, two.EnvInCommand)
+	}
+	if strings.Join(two.Filtered, ",") != two.Other || two.Metadata["purpose"] != "second" {
+		t.Errorf("metadata: list filtered by it %v, getInfo %v", two.Filtered, two.Metadata)
 	}
 	if !contains(two.Listed, sbxID) || !contains(two.Listed, two.Other) || contains(two.ListedAfter, two.Other) || !two.Killed || two.InfoID != two.Other {
 		t.Errorf("Sandbox.list/getInfo/kill: %+v", two)

@@ -111,8 +111,22 @@ if (scenario === 'main') {
       return { killed, waited: e.name, message: e.message, exitCode: e.exitCode }
     }
   })
+  await step('commandTimeout', async () => {
+    const started = Date.now()
+    let thrown
+    try {
+      await sbx.commands.run('sleep 30', { timeoutMs: 1500 })
+    } catch (e) {
+      thrown = e.name
+    }
+    const next = await sbx.commands.run('echo next')
+    return { thrown, next: next.stdout, ms: Date.now() - started }
+  })
   await step('twoSandboxes', async () => {
-    const other = await Sandbox.create()
+    const other = await Sandbox.create({ envs: { SBX_VAR: 'from create' }, metadata: { purpose: 'second' } })
+    const envInCode = await other.runCode('import os\nos.environ["SBX_VAR"]')
+    const envInCommand = await other.commands.run('echo $SBX_VAR')
+    const filtered = (await Sandbox.list({ query: { metadata: { purpose: 'second' } } }).nextItems()).map((s) => s.sandboxId)
     await other.runCode('counter = 1000')
     const here = await sbx.runCode('counter')
     const there = await other.runCode('counter')
@@ -121,7 +135,7 @@ if (scenario === 'main') {
     await other.setTimeout(120_000)
     const killed = await other.kill()
     const listedAfter = (await Sandbox.list().nextItems()).map((s) => s.sandboxId)
-    return { here: here.text, there: there.text, other: other.sandboxId, listed, killed, listedAfter, infoId: info.sandboxId }
+    return { here: here.text, there: there.text, other: other.sandboxId, listed, killed, listedAfter, infoId: info.sandboxId, envInCode: envInCode.text, envInCommand: envInCommand.stdout, filtered, metadata: info.metadata }
   })
   await step('kill', async () => {
     const connected = await Sandbox.connect(sbx.sandboxId)
