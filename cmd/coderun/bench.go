@@ -31,6 +31,6 @@ func newBenchCmd() *cobra.Command {
 	f.IntVar(&cfg.CLIRuns, "cli-runs", cfg.CLIRuns, "runs of each command-line one-shot row (0: skip them)")
 	f.IntVar(&cfg.Pool, "pool", cfg.Pool, "pre-started sandboxes for the pooled rows")
 	f.StringVar(&cfg.Code, "code", cfg.Code, "Python program to run")
-	cmd.AddCommand(sb, newBenchSessionCmd(), newBenchSandboxFusionCmd())
+	cmd.AddCommand(sb, newBenchSessionCmd(), newBenchSandboxFusionCmd(), newBenchLanguagesCmd())
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -14,9 +15,10 @@ import (
 	"github.com/coderun/coderun/sandbox"
 )
 
-// run runs req in a new sandbox of irt: the source written, the compile
-// step (if any), then the run step.
-func (r *Runtime) run(ctx context.Context, irt sandbox.Interactive, spec *language.Spec, tool string, req sandbox.Request) (*sandbox.Result, error) {
+// run runs req: an interpreted language as one run (interpret), a compiled
+// one in a new sandbox of the wrapped runtime, the source written, the
+// compile step, then the run step.
+func (r *Runtime) run(ctx context.Context, spec *language.Spec, tool string, req sandbox.Request) (*sandbox.Result, error) {
 	if err := validate(&req, spec); err != nil {
 		return nil, err
 	}
@@ -27,6 +29,13 @@ func (r *Runtime) run(ctx context.Context, irt sandbox.Interactive, spec *langua
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", sandbox.ErrInvalid, err)
+	}
+	if b.Compile == nil {
+		return r.interpret(ctx, req, b)
+	}
+	irt, ok := r.inner.(sandbox.Interactive)
+	if !ok {
+		return nil, fmt.Errorf("%w: %w: the %s runtime keeps no sandboxes, which %s's two steps need", sandbox.ErrInvalid, sandbox.ErrUnavailable, r.inner.Name(), spec.Title)
 	}
 	runLim := req.Limits.WithDefaults(sandbox.DefaultLimits)
 	compLim := req.CompileLimits.WithDefaults(sandbox.DefaultCompileLimits)
@@ -41,29 +50,20 @@ func (r *Runtime) run(ctx context.Context, irt sandbox.Interactive, spec *langua
 	if err := sb.WriteFile(BuildDir+"/"+b.File, []byte(req.Code), 0o644); err != nil {
 		return setupError(r.inner.Name(), fmt.Errorf("write source: %w", err)), nil
 	}
-	var compiled *sandbox.Result
-	if b.Compile != nil {
-		script := prepare() + "cd " + quote(dir) + " && exec " + quoteArgs(b.Compile)
-		compiled, err = step(ctx, sb, script, mergeEnv(b.Env, req.Env), compLim, nil)
-		if err != nil {
-			return setupError(r.inner.Name(), fmt.Errorf("compile: %w", err)), nil
-		}
-		compiled.Runtime = r.inner.Name()
-		if ctx.Err() != nil || compiled.Reason == sandbox.ReasonKilled {
-			return compiled, nil
-		}
-		if !compiled.OK() {
-			return compileError(compiled), nil
-		}
+	script := prepare() + "cd " + quote(dir) + " && exec " + quoteArgs(b.Compile)
+	compiled, err := step(ctx, sb, script, mergeEnv(b.Env, req.Env), compLim, nil)
+	if err != nil {
+		return setupError(r.inner.Name(), fmt.Errorf("compile: %w", err)), nil
 	}
-	env := req.Env
-	script := "cd " + quote(sandbox.WorkDir) + " && exec " + quoteArgs(b.Run)
-	if b.Compile == nil {
-		// An interpreter's caches and scratch, as a compiler's.
-		env = mergeEnv(b.Env, req.Env)
-		script = prepare() + script
+	compiled.Runtime = r.inner.Name()
+	if ctx.Err() != nil || compiled.Reason == sandbox.ReasonKilled {
+		return compiled, nil
 	}
-	res, err := step(ctx, sb, script, env, runLim, req.Stdin)
+	if !compiled.OK() {
+		return compileError(compiled), nil
+	}
+	script = "cd " + quote(sandbox.WorkDir) + " && exec " + quoteArgs(b.Run)
+	res, err := step(ctx, sb, script, req.Env, runLim, req.Stdin)
 	if err != nil {
 		return setupError(r.inner.Name(), fmt.Errorf("run: %w", err)), nil
 	}
@@ -71,6 +71,26 @@ func (r *Runtime) run(ctx context.Context, irt sandbox.Interactive, spec *langua
 	if res.Files, res.FilesTruncated, err = collect(sb, req.Files, req.FileContents, boxLim.WorkspaceBytes); err != nil {
 		res.Error = strings.TrimPrefix(res.Error+"; ", "; ") + "listing files: " + err.Error()
 	}
+	return res, nil
+}
+
+// interpret runs a program without a compile step as one run of the
+// wrapped runtime (one sandbox, as a native language's): a Bash program
+// that runs the interpreter on the source, which is placed in the build
+// directory with the request's files.
+func (r *Runtime) interpret(ctx context.Context, req sandbox.Request, b *language.Build) (*sandbox.Result, error) {
+	one := req
+	one.Language, one.Name, one.CompileArgs, one.CompileLimits = sandbox.Bash, "", nil, sandbox.Limits{}
+	one.Code = prepare() + "cd " + quote(sandbox.WorkDir) + " && exec " + quoteArgs(b.Run)
+	one.Env = mergeEnv(b.Env, req.Env)
+	one.Files = append(slices.Clone(req.Files), sandbox.File{Path: BuildDir + "/" + b.File, Content: []byte(req.Code)})
+	res, err := r.inner.Run(ctx, one)
+	if err != nil || res == nil {
+		return res, err
+	}
+	res.Files = slices.DeleteFunc(res.Files, func(f sandbox.FileInfo) bool {
+		return f.Path == BuildDir || strings.HasPrefix(f.Path, BuildDir+"/")
+	})
 	return res, nil
 }
 

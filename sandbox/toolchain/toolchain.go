@@ -6,7 +6,9 @@
 // goes to the runtime as it is; any other runs in one of the runtime's
 // long-lived sandboxes (sandbox.Interactive) as the commands its
 // language.Spec declares: the source is written to the build directory of
-// the workspace (BuildDir), then, for a compiled language, the compile step
+// the workspace (BuildDir); an interpreted language runs as one run of the
+// runtime (a Bash program starting the interpreter: any runtime will do);
+// for a compiled language, the compile step
 // runs as a program of its own, under Request.CompileLimits, and only if it
 // made a program does the run step follow, in the same sandbox, under
 // Request.Limits. A compile step that fails ends the run with
@@ -57,7 +59,7 @@ type Runtime struct {
 }
 
 // interactiveRuntime is a Runtime whose wrapped runtime keeps sandboxes
-// alive; it passes them on.
+// alive; it passes them on. Compiled languages need it.
 type interactiveRuntime struct {
 	*Runtime
 	sandbox.Interactive
@@ -93,15 +95,11 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 	if !ok || spec.Native {
 		return r.inner.Run(ctx, req)
 	}
-	irt, ok := r.inner.(sandbox.Interactive)
-	if !ok {
-		return nil, fmt.Errorf("%w: %w: the %s runtime keeps no sandboxes, which %s's two steps need", sandbox.ErrInvalid, sandbox.ErrUnavailable, r.inner.Name(), spec.Title)
-	}
 	tool, err := Find(r.root, spec)
 	if err != nil {
 		return nil, err
 	}
-	return r.run(ctx, irt, spec, tool, req)
+	return r.run(ctx, spec, tool, req)
 }
 
 // Find returns the toolchain binary of spec under root ("" or "/": the

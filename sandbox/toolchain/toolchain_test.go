@@ -202,3 +202,20 @@ func TestCheckSaysVersionOrWhyNot(t *testing.T) {
 		t.Errorf("Rust in an empty root: %+v", st)
 	}
 }
+
+// TestInterpreterRunsInOneRun: an interpreted language is one run of the
+// runtime, with the request's stdin, files and environment, and its build
+// directory left out of the files reported.
+func TestInterpreterRunsInOneRun(t *testing.T) {
+	need(t, language.Ruby)
+	rt := newRuntime(t)
+	res := run(t, rt, sandbox.Request{Language: language.Ruby, Name: "tool.rb",
+		Code:  "name = STDIN.read.strip\nFile.write('out.txt', File.read('in.txt') + ENV['X'])\nputs \"hi #{name} #{File.basename(__FILE__)}\"\nexit 5\n",
+		Stdin: []byte("ann\n"), Env: map[string]string{"X": "!"}, Files: []sandbox.File{{Path: "in.txt", Content: []byte("data")}}, FileContents: 64})
+	if res.Reason != sandbox.ReasonExited || res.ExitCode != 5 || res.Stdout != "hi ann tool.rb\n" || res.Compile != nil {
+		t.Fatalf("result = %+v", res)
+	}
+	if len(res.Files) != 1 || res.Files[0].Path != "out.txt" || string(res.Files[0].Content) != "data!" {
+		t.Errorf("files = %+v", res.Files)
+	}
+}

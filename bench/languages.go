@@ -1,0 +1,255 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"text/tabwriter"
+	"time"
+
+	"github.com/coderun/coderun/eval"
+	"github.com/coderun/coderun/language"
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/toolchain"
+)
+
+// LanguagesConfig sets the size of the languages benchmark.
+type LanguagesConfig struct {
+	// Runs is the number of hello-world runs per row, through coderun and
+	// directly on the host, interleaved.
+	Runs int
+	// Languages to measure; empty: every language with a toolchain step
+	// whose toolchain is installed.
+	Languages []language.Language
+	// HumanEvalX is the directory of humaneval_{cpp,go,java,js,rust}.jsonl.gz
+	// ("" skips the items/s rows); Items is how many canonical solutions
+	// of each language run there (0: all 164), Concurrency how many at once
+	// (0: the number of CPUs).
+	HumanEvalX  string
+	Items       int
+	Concurrency int
+}
+
+// DefaultLanguagesConfig is what `coderun bench languages` uses.
+var DefaultLanguagesConfig = LanguagesConfig{Runs: 10, HumanEvalX: "eval/testdata/humaneval-x", Items: 20}
+
+// helloWorld is a program printing "hello" in each language.
+var helloWorld = map[language.Language]string{
+	language.C:          "#include <stdio.h>\nint main(void) { puts(\"hello\"); return 0; }\n",
+	language.CPP:        "#include <iostream>\nint main() { std::cout << \"hello\" << std::endl; }\n",
+	language.Go:         "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n",
+	language.Java:       "public class Main { public static void main(String[] a) { System.out.println(\"hello\"); } }\n",
+	language.Rust:       "fn main() { println!(\"hello\"); }\n",
+	language.TypeScript: "const greeting: string = \"hello\";\nconsole.log(greeting);\n",
+	language.Ruby:       "puts 'hello'\n",
+	language.PHP:        "<?php echo \"hello\\n\";\n",
+	language.Perl:       "print \"hello\\n\";\n",
+	language.Lua:        "print('hello')\n",
+	language.R:          "cat('hello\\n')\n",
+}
+
+// humanEvalXFile names each HumanEval-X language's file.
+var humanEvalXFile = map[language.Language]string{
+	language.CPP: "humaneval_cpp.jsonl.gz", language.Go: "humaneval_go.jsonl.gz", language.Java: "humaneval_java.jsonl.gz",
+	language.Node: "humaneval_js.jsonl.gz", language.Rust: "humaneval_rust.jsonl.gz",
+}
+
+// LanguageRow is one language's figures.
+type LanguageRow struct {
+	Language language.Language
+	Version  string
+	// Coderun is a hello world's compile and run through coderun (a fresh
+	// sandbox, both steps); Direct the same commands run on the host.
+	Coderun, Direct Latency
+	// Items, ItemsPerSecond and Passed: HumanEval-X canonical solutions
+	// through eval.Run (zero Items: not measured).
+	Items          int
+	Passed         int
+	ItemsPerSecond float64
+}
+
+// LanguagesReport is the languages benchmark's result.
+type LanguagesReport struct {
+	Host   Host
+	Config LanguagesConfig
+	Rows   []LanguageRow
+}
+
+// Languages measures each language: hello world through coderun against
+// the same toolchain commands on the host, and HumanEval-X items/s.
+func Languages(ctx context.Context, cfg LanguagesConfig, progress io.Writer) (*LanguagesReport, error) {
+	inner, err := linux.New(linux.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer inner.Close()
+	rt := toolchain.Wrap(inner, toolchain.Options{})
+	langs := cfg.Languages
+	if len(langs) == 0 {
+		for _, l := range language.All() {
+			if !l.IsNative() {
+				langs = append(langs, l)
+			}
+		}
+	}
+	rep := &LanguagesReport{Host: DetectHost(), Config: cfg}
+	for _, l := range langs {
+		st := toolchain.Check(ctx, rt, "", l)
+		if !st.Available {
+			fmt.Fprintf(progress, "bench: %s skipped: %s\n", l, st.Reason)
+			continue
+		}
+		fmt.Fprintf(progress, "bench: %s: %d hello-world runs each way\n", l, cfg.Runs)
+		row := LanguageRow{Language: l, Version: st.Version}
+		if row.Coderun, row.Direct, err = helloLatencies(ctx, rt, st.Tool, l, cfg.Runs); err != nil {
+			return nil, err
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	if cfg.HumanEvalX != "" {
+		for _, l := range []language.Language{language.CPP, language.Go, language.Java, language.Node, language.Rust} {
+			fmt.Fprintf(progress, "bench: HumanEval-X %s\n", l)
+			if err := humanEvalXRate(ctx, rt, cfg, l, rep); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+// helloLatencies times, interleaved, the hello world of lang through rt
+// and its compile and run commands called directly on the host.
+func helloLatencies(ctx context.Context, rt sandbox.Runtime, tool string, lang language.Language, runs int) (via, direct Latency, err error) {
+	spec, _ := language.Lookup(lang)
+	code := helloWorld[lang]
+	var viaT, directT []time.Duration
+	for i := 0; i < runs; i++ {
+		start := time.Now()
+		res, err := rt.Run(ctx, sandbox.Request{Language: lang, Code: code})
+		if err != nil {
+			return via, direct, err
+		}
+		if !res.OK() || res.Stdout != "hello\n" {
+			return via, direct, fmt.Errorf("bench: %s hello world through coderun: %s: %s", lang, res.Summary(), res.Stderr)
+		}
+		viaT = append(viaT, time.Since(start))
+		d, err := helloDirect(ctx, spec, tool, code)
+		if err != nil {
+			return via, direct, err
+		}
+		directT = append(directT, d)
+	}
+	return summarize("coderun", viaT, 0), summarize("direct", directT, 0), nil
+}
+
+// helloDirect runs code's compile and run commands on the host, in a
+// fresh directory with fresh caches (as a sandbox has), and times them.
+func helloDirect(ctx context.Context, spec *language.Spec, tool, code string) (time.Duration, error) {
+	dir, err := os.MkdirTemp("", "coderun-bench-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	cache := filepath.Join(dir, "cache")
+	b, err := spec.Plan(tool, dir, cache, "", code, nil, func(p string) bool { _, err := os.Stat(p); return err == nil })
+	if err != nil {
+		return 0, err
+	}
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}
+	for k, v := range b.Env {
+		env = append(env, k+"="+v)
+	}
+	start := time.Now()
+	if err := os.MkdirAll(filepath.Join(cache, "tmp"), 0o755); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(filepath.Join(cache, "home"), 0o755); err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, b.File), []byte(code), 0o644); err != nil {
+		return 0, err
+	}
+	for _, argv := range [][]string{b.Compile, b.Run} {
+		if argv == nil {
+			continue
+		}
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("bench: %s on the host: %q: %v: %s", spec.Name, argv, err, out)
+		}
+	}
+	return time.Since(start), nil
+}
+
+// humanEvalXRate runs the first cfg.Items canonical solutions of lang
+// through eval.Run and adds items/s to lang's row (a row of its own for
+// JavaScript, which has no hello-world row).
+func humanEvalXRate(ctx context.Context, rt sandbox.Runtime, cfg LanguagesConfig, lang language.Language, rep *LanguagesReport) error {
+	r, err := eval.Open(filepath.Join(cfg.HumanEvalX, humanEvalXFile[lang]))
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ps, err := eval.ReadProblems(r, eval.ReadOptions{Format: eval.HumanEvalX}, eval.StopAtBadLine)
+	if err != nil {
+		return err
+	}
+	if cfg.Items > 0 && cfg.Items < len(ps) {
+		ps = ps[:cfg.Items]
+	}
+	items, err := eval.References(ps, eval.StopAtBadLine)
+	if err != nil {
+		return err
+	}
+	n := cfg.Concurrency
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	passed := 0
+	start := time.Now()
+	err = eval.Run(ctx, rt, eval.Feed(items...), eval.Options{Concurrency: n}, func(v eval.Verdict) error {
+		if v.Status == eval.Passed {
+			passed++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	rate := float64(len(items)) / time.Since(start).Seconds()
+	for i := range rep.Rows {
+		if rep.Rows[i].Language == lang {
+			rep.Rows[i].Items, rep.Rows[i].Passed, rep.Rows[i].ItemsPerSecond = len(items), passed, rate
+			return nil
+		}
+	}
+	rep.Rows = append(rep.Rows, LanguageRow{Language: lang, Items: len(items), Passed: passed, ItemsPerSecond: rate})
+	return nil
+}
+
+// Print writes the report as one table.
+func (r *LanguagesReport) Print(w io.Writer) {
+	fmt.Fprintf(w, "\n%s\ncoderun languages benchmark: hello world compiled (where compiled) and run, %d runs each way, interleaved;\n"+
+		"HumanEval-X canonical solutions through eval.Run (%d per language, %d at once)\n\n", r.Host, r.Config.Runs, r.Config.Items, max(r.Config.Concurrency, runtime.NumCPU()))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "language\tcoderun p50\tdirect p50\toverhead\tcoderun p95\tdirect p95\tHumanEval-X items/s\tpassed\t")
+	for _, row := range r.Rows {
+		hello := "\t\t\t\t\t"
+		if row.Coderun.P50 > 0 {
+			hello = fmt.Sprintf("%s\t%s\t%+.0f%%\t%s\t%s\t", ms(row.Coderun.P50), ms(row.Direct.P50),
+				100*(float64(row.Coderun.P50)/float64(row.Direct.P50)-1), ms(row.Coderun.P95), ms(row.Direct.P95))
+		}
+		items := "\t\t"
+		if row.Items > 0 {
+			items = fmt.Sprintf("%.2f\t%d/%d\t", row.ItemsPerSecond, row.Passed, row.Items)
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\n", row.Language, hello, items)
+	}
+	tw.Flush()
+}
