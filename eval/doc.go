@@ -47,8 +47,11 @@
 // only then (they are in no file and in none of U's memory: a solution
 // cannot read the expected answers either), runs the tests with the
 // solution's names standing for calls into U, kills U, and prints the
-// marker if every test passed. U may print anything and may kill T; either
-// way T does not print the marker, and the item fails.
+// marker if every test passed. U runs in a Landlock domain of its own,
+// nested in the sandbox's, which on Linux 6.12 and later refuses it any
+// signal to T (a solution that stopped T made the item run out its wall
+// time). U may print anything, and where it can, kill T; either way T does
+// not print the marker, and the item fails.
 //
 // Only plain data crosses from U to T, in a small tagged JSON encoding that
 // T decodes by hand, building values of exact types: None, bool, int,

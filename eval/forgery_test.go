@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/coderun/coderun/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // A solution that fails its tests must not pass by mimicking the harness's
@@ -413,6 +415,30 @@ func TestNodeItemsThroughTheHarness(t *testing.T) {
 		t.Logf("%s: %s %q", c.name, v.Status, v.Error)
 		if v.Status != c.status {
 			t.Errorf("%s: %s %q, want %s\n%s", c.name, v.Status, v.Error, c.status, v.Stderr)
+		}
+	}
+}
+
+// The solution's process cannot signal the tests' process (Landlock's
+// signal scope, Linux 6.12): a solution that stops it (which left the item
+// to run out its wall time) or kills it fails at once, with the error its
+// attempt met.
+func TestSolutionCannotSignalTheTests(t *testing.T) {
+	// landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+	if abi, _, _ := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, 1); int(abi) < 6 {
+		t.Skipf("Landlock ABI %d here: signal scoping needs 6 (Linux 6.12)", int(abi))
+	}
+	its := []Item{}
+	for _, sig := range []string{"SIGSTOP", "SIGKILL", "SIGTERM"} {
+		it, _ := genericItem(t, sig, "def f(x):\n    import os, signal\n    os.kill(os.getppid(), signal."+sig+")\n    return 2 * x\n", "assert f(1) == 2\n")
+		its = append(its, it)
+	}
+	got, _, _ := runReal(t, its, Options{Limits: sandbox.Limits{WallTime: 5 * time.Second}})
+	for _, it := range its {
+		v := got[it.ID]
+		t.Logf("%s: %s %q", it.ID, v.Status, v.Error)
+		if v.Status != Failed || !strings.Contains(v.Error, "PermissionError") {
+			t.Errorf("%s sent to the tests' process: %s %q, want failed with the solution's PermissionError", it.ID, v.Status, v.Error)
 		}
 	}
 }

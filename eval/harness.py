@@ -559,6 +559,7 @@ def _run(solution, prompt="", entry="", setup="", attributes=False):
             os.close(null)
             os.close(req_w)
             os.close(rep_r)
+            _own_domain(libc)
             _solution(prompt + solution, setup, _Conn(req_r, rep_w))
         except _SolutionEnded:
             pass
@@ -593,6 +594,23 @@ def _run(solution, prompt="", entry="", setup="", attributes=False):
     _stop(pid)
     sys.stdout.flush()
     os.write(1, b"\n" + marker + b"\n")
+
+
+def _own_domain(libc):
+    """Puts U in a Landlock domain of its own, nested in the sandbox's (as
+    harness.sh's __cr_landlock does for bash and node): it handles only the
+    making of block devices, which nothing in a sandbox may do anyway, and,
+    where the kernel scopes them (Landlock ABI 6, Linux 6.12), signals and
+    abstract unix sockets, so that U cannot stop or kill T. Nothing on a
+    kernel without Landlock (T's non-dumpability still keeps U out of it)."""
+    abi = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    if abi < 1:
+        return
+    attr = struct.pack("QQQ", 1 << 11, 0, 3) if abi >= 6 else struct.pack("Q", 1 << 11)
+    fd = libc.syscall(444, attr, len(attr), 0)
+    if fd < 0 or libc.prctl(38, 1, 0, 0, 0) != 0 or libc.syscall(446, fd, 0) != 0:  # PR_SET_NO_NEW_PRIVS, landlock_restrict_self
+        raise OSError(ctypes.get_errno(), "the solution's Landlock domain")
+    os.close(fd)
 
 
 def _trusted_path():
