@@ -74,6 +74,7 @@ type env struct {
 	svc   *runs.Service
 	http  *httptest.Server
 	doc   *openapitest.Checker
+	opts  runs.Options
 }
 
 // The tenants' keys.
@@ -94,7 +95,14 @@ func testKeys(t *testing.T) server.Keys {
 
 func newEnv(t *testing.T, turns ...llmtest.Turn) *env {
 	t.Helper()
-	e := &env{t: t, model: llmtest.NewServer(turns...)}
+	return newEnvWith(t, runs.Options{}, turns...)
+}
+
+// newEnvWith is newEnv with the service's options (its store and agents
+// are the env's).
+func newEnvWith(t *testing.T, opts runs.Options, turns ...llmtest.Turn) *env {
+	t.Helper()
+	e := &env{t: t, model: llmtest.NewServer(turns...), opts: opts}
 	t.Cleanup(e.model.Close)
 	e.cfg = app.Defaults(func(string) string { return "" })
 	e.cfg.Store.DataDir = t.TempDir()
@@ -123,7 +131,9 @@ func (e *env) start() {
 		}
 		return ""
 	}
-	svc, err := runs.New(runs.Options{Store: e.db, Agents: app.RunAgents{Config: e.cfg, Runtime: runtime(e.t), Getenv: getenv}})
+	opts := e.opts
+	opts.Store, opts.Agents = e.db, app.RunAgents{Config: e.cfg, Runtime: runtime(e.t), Getenv: getenv}
+	svc, err := runs.New(opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -212,6 +212,8 @@ func (s *Service) driveError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &se):
 		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, se.Error())
+	case errors.Is(err, errTooMany):
+		server.WriteRetryAfter(w, 5*time.Second, err.Error())
 	case errors.Is(err, errClosed):
 		server.WriteError(w, http.StatusServiceUnavailable, server.CodeUnavailable, err.Error())
 	case errors.Is(err, store.ErrNotOwner), errors.Is(err, store.ErrEnded):
@@ -464,7 +466,7 @@ func (s *Service) decide(v agent.Verdict) func(http.ResponseWriter, *http.Reques
 		}
 		if !res.Status.Final() {
 			if _, err := s.resumeRun(r.Context(), st, run.ID, false); err != nil {
-				s.driveError(w, err)
+				s.driveError(w, fmt.Errorf("the decision is recorded, but the run could not go on now (resume it with POST /v1/runs/%s/resume): %w", run.ID, err))
 				return
 			}
 		}

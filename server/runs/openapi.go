@@ -13,7 +13,7 @@ func Doc() *server.APIDoc {
 	errs := func(codes ...string) map[string]any {
 		out := map[string]any{
 			"401": server.ErrorResponse("No API key, or an unknown one."),
-			"429": server.ErrorResponse("Beyond the tenant's request rate; retry after Retry-After seconds."),
+			"429": server.ErrorResponse("Beyond the tenant's request rate, or the runs it may have running at once; retry after Retry-After seconds."),
 		}
 		for _, c := range codes {
 			switch c {
@@ -59,7 +59,7 @@ func Doc() *server.APIDoc {
 	decide := func(what string) map[string]any {
 		o := op(what, "Records the decision about the code the run waits on (awaiting_approval) and resumes the run: an approval runs the code; "+
 			"a rejection goes back to the model with the note, and the model may rewrite the code within the retry budget.",
-			[]any{id}, with(errs("400", "404", "409"), "200", jsonResp("The run, resumed.", "Run")))
+			[]any{id}, with(errs("400", "404", "409", "503"), "200", jsonResp("The run, resumed.", "Run")))
 		o["requestBody"] = body("RunDecision", false)
 		return o
 	}

@@ -293,3 +293,36 @@ func TestBadStartRequests(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestRunsAtOnceAreBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, runs.Options{MaxRunning: 1},
+		llmtest.RunCode("c0", "python", "print('slow')\n").WithDelay(time.Minute),
+		llmtest.RunCode("c1", "python", "print(6*7)\n"),
+		llmtest.Reply("It is 42."),
+	)
+	first := e.startRun(runs.StartRequest{Task: "Think for a minute."})
+	code, body := e.do("alice", "POST", "/v1/runs", runs.StartRequest{Task: "What is 6*7?", Model: "openai:test-model"}, nil)
+	if code != http.StatusTooManyRequests || !strings.Contains(string(body), "at most 1") {
+		t.Fatalf("a second run at once: %d %s", code, body)
+	}
+	// Another tenant has its own bound.
+	if code, body := e.do("bob", "POST", "/v1/runs", runs.StartRequest{Task: "x", Model: "nosuch:model"}, nil); code != http.StatusBadRequest {
+		t.Errorf("bob: %d %s", code, body)
+	}
+	e.do("alice", "POST", "/v1/runs/"+first+"/cancel", nil, nil)
+	e.await(first, store.StatusCancelled)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var v runs.RunView
+		code, body := e.do("alice", "POST", "/v1/runs", runs.StartRequest{Task: "What is 6*7?", Model: "openai:test-model"}, &v)
+		if code == http.StatusAccepted {
+			e.await(v.ID, store.StatusSucceeded)
+			break
+		}
+		if code != http.StatusTooManyRequests || time.Now().After(deadline) {
+			t.Fatalf("after the first run ended: %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond) // the first run's goroutine is finishing
+	}
+}

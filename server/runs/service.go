@@ -72,13 +72,23 @@ type Options struct {
 	// MaxFileBytes bounds the input files of a run together; 0 means
 	// DefaultMaxFileBytes.
 	MaxFileBytes int64
+	// MaxRunning bounds the runs a tenant has driven at once (started,
+	// resumed, decided); beyond it a request is answered 429. 0 means
+	// DefaultMaxRunning.
+	MaxRunning int
 	// Logger logs runs that end in an error of the service's own; nil
 	// discards.
 	Logger *slog.Logger
 }
 
-// DefaultMaxFileBytes bounds the input files of a run together.
-const DefaultMaxFileBytes = 16 << 20
+// Defaults of Options.
+const (
+	DefaultMaxFileBytes = 16 << 20
+	DefaultMaxRunning   = 8
+)
+
+// errTooMany is the answer to a tenant already driving MaxRunning runs.
+var errTooMany = errors.New("too many runs running")
 
 // ErrCancelled is the cause of the context of a run cancelled through
 // the API.
@@ -95,6 +105,7 @@ type Service struct {
 	mu      sync.Mutex
 	closed  bool
 	driving map[runKey]*driving
+	active  map[string]int // runs driven per tenant
 	watch   map[runKey]map[chan struct{}]struct{}
 }
 
@@ -111,12 +122,15 @@ func New(opts Options) (*Service, error) {
 	if opts.MaxFileBytes <= 0 {
 		opts.MaxFileBytes = DefaultMaxFileBytes
 	}
+	if opts.MaxRunning <= 0 {
+		opts.MaxRunning = DefaultMaxRunning
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	base, stop := context.WithCancelCause(context.Background())
 	return &Service{opts: opts, base: base, stop: stop,
-		driving: map[runKey]*driving{}, watch: map[runKey]map[chan struct{}]struct{}{}}, nil
+		driving: map[runKey]*driving{}, active: map[string]int{}, watch: map[runKey]map[chan struct{}]struct{}{}}, nil
 }
 
 // Close suspends the runs the service drives (agent.ErrSuspended): each is
@@ -165,8 +179,21 @@ func (s *Service) drive(tenant string, build func(observe func(agent.Event)) (*a
 		s.mu.Unlock()
 		return "", errClosed
 	}
+	if n := s.active[tenant]; n >= s.opts.MaxRunning {
+		s.mu.Unlock()
+		return "", fmt.Errorf("%w: %d of this tenant's runs are running (at most %d at once)", errTooMany, n, s.opts.MaxRunning)
+	}
+	s.active[tenant]++
 	s.wg.Add(1)
 	s.mu.Unlock()
+	done := func() {
+		s.mu.Lock()
+		if s.active[tenant]--; s.active[tenant] == 0 {
+			delete(s.active, tenant)
+		}
+		s.mu.Unlock()
+		s.wg.Done()
+	}
 	ctx, cancel := context.WithCancelCause(s.base)
 	started := make(chan string, 1)
 	var once sync.Once
@@ -188,12 +215,12 @@ func (s *Service) drive(tenant string, build func(observe func(agent.Event)) (*a
 	ag, err := build(observe)
 	if err != nil {
 		cancel(nil)
-		s.wg.Done()
+		done()
 		return "", err
 	}
 	failed := make(chan error, 1)
 	go func() {
-		defer s.wg.Done()
+		defer done()
 		defer cancel(nil)
 		_, err := f(ctx, ag)
 		s.mu.Lock()
