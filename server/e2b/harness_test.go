@@ -60,8 +60,10 @@ var _ server.Keys = keys(nil)
 // testKeys: two tenants.
 var testKeys = keys{"key-alice": "alice", "key-bob": "bob"}
 
-// newServer starts the service on a loopback listener, as the main
-// listener mounts it; opts.Manager is filled in.
+// newServer starts the service on a loopback listener, mounted on
+// coderun's server core as `coderun serve` mounts it (its logging,
+// metrics and body limits around every request); opts.Manager is filled
+// in.
 func newServer(t *testing.T, opts e2b.Options) (*e2b.Service, *httptest.Server) {
 	t.Helper()
 	rt := runtimeFor(t)
@@ -73,7 +75,15 @@ func newServer(t *testing.T, opts e2b.Options) (*e2b.Service, *httptest.Server) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	ts := httptest.NewServer(svc.Surface().Handler)
+	so := server.Options{InsecureLocal: opts.InsecureLocal, Surfaces: []server.Surface{svc.Surface()}, Tenants: opts.Tenants}
+	if opts.Keys != nil {
+		so.Keys = opts.Keys
+	}
+	srv, err := server.New(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return svc, ts
 }

@@ -109,7 +109,7 @@ func TestStatusCodes(t *testing.T) {
 		{"list is the tenant's", "GET", "/v2/sandboxes", map[string]string{"X-API-Key": "key-bob"}, "", 200, "[]"},
 		{"get one's own sandbox", "GET", "/sandboxes/" + alice.SandboxID, map[string]string{"X-API-Key": "key-alice"}, "", 200, alice.SandboxID},
 		{"timeout without a value", "POST", "/sandboxes/" + alice.SandboxID + "/timeout", map[string]string{"X-API-Key": "key-alice"}, `{}`, 400, "timeout"},
-		{"an unknown control-plane route", "GET", "/templates", map[string]string{"X-API-Key": "key-alice"}, "", 404, "not part of the E2B API"},
+		{"an E2B route coderun does not serve", "POST", "/sandboxes/" + alice.SandboxID + "/pause", map[string]string{"X-API-Key": "key-alice"}, "", 404, "not part of the E2B API"},
 
 		// Reaching a sandbox.
 		{"the sandbox with another tenant's key", "GET", "/contexts", with(interp, "X-Access-Token", "", "X-API-Key", "key-bob"), "", 404, "not found"},
@@ -118,7 +118,7 @@ func TestStatusCodes(t *testing.T) {
 		{"the sandbox without credentials", "GET", "/contexts", with(interp, "X-Access-Token", ""), "", 401, "API key"},
 		{"the sandbox with a wrong token", "GET", "/contexts", with(interp, "X-Access-Token", "wrong"), "", 502, "not found"},
 		{"the debug sandbox without credentials", "GET", "/contexts", with(interp, "X-Access-Token", "", "E2b-Sandbox-Id", e2b.DebugSandboxID), "", 401, "API key"},
-		{"a port coderun does not serve", "GET", "/", with(interp, "E2b-Sandbox-Port", "3000"), "", 502, "serves nothing"},
+		{"a port coderun does not serve", "GET", "/files", with(interp, "E2b-Sandbox-Port", "3000"), "", 502, "serves nothing"},
 
 		// The interpreter.
 		{"execute with a context and a language", "POST", "/execute", interp, `{"code":"1","context_id":"x","language":"python"}`, 400, "Only one of context_id or language"},
