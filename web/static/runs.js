@@ -29,12 +29,28 @@ export async function runsView(main, _m, ctx) {
   const p = new URLSearchParams();
   if (status) p.set("status", status);
   if (q) p.set("q", q);
-  const { runs } = await get("/v1/runs" + (p.toString() ? "?" + p : ""));
-  if (!runs.length) {
-    main.append(h("p", {}, status || q ? "No run matches." : "No runs yet: start one with New task, or run coderun ask."));
-    return;
-  }
-  main.append(h("table", { class: "list" },
+  const path = "/v1/runs" + (p.toString() ? "?" + p : "");
+  const box = h("div", { "aria-live": "polite" });
+  main.append(box);
+  const render = (runs) => fill(box, runs.length ? table(runs) :
+    h("p", {}, status || q ? "No run matches." : "No runs yet: start one with New task, or run coderun ask."));
+  let { runs } = await get(path);
+  render(runs);
+  // While a listed run is going, the list is read again every few seconds.
+  const timer = setInterval(async () => {
+    if (!runs.some((r) => r.status === "running")) return;
+    try {
+      runs = (await get(path)).runs;
+      render(runs);
+    } catch (err) {
+      ctx.fail(err);
+    }
+  }, 3000);
+  return () => clearInterval(timer);
+}
+
+function table(runs) {
+  return h("table", { class: "list" },
     h("caption", { class: "visually-hidden" }, "Runs, newest first"),
     h("thead", {}, h("tr", {}, ["Run", "Task", "Status", "Model", "Started", "Attempts", "Tokens"].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, runs.map((r) => h("tr", {},
@@ -44,7 +60,7 @@ export async function runsView(main, _m, ctx) {
       h("td", { "data-label": "Model" }, r.model),
       h("td", { "data-label": "Started" }, when(r.created_at)),
       h("td", { "data-label": "Attempts" }, String(r.scorecard.attempts)),
-      h("td", { "data-label": "Tokens" }, String(r.scorecard.input_tokens + r.scorecard.output_tokens)))))));
+      h("td", { "data-label": "Tokens" }, String(r.scorecard.input_tokens + r.scorecard.output_tokens))))));
 }
 
 // runView shows a run as a notebook and follows it while it runs.
@@ -113,6 +129,8 @@ export async function runView(main, [id], ctx) {
       h("label", { for: "decision-note" }, "Note (optional; a rejection's note goes to the model)"), note,
       h("div", { class: "actions" },
         h("button", { type: "button", id: "approve", class: "good", onclick: () => act("approve", { note: note.value, by: "web view" }) }, "Approve and run"),
+        h("button", { type: "button", id: "approve-always", class: "quiet", onclick: () => act("approve", { note: note.value, by: "web view", always: true }) },
+          "Approve, and these rules for the rest of the run"),
         h("button", { type: "button", id: "reject", class: "bad", onclick: () => act("reject", { note: note.value, by: "web view" }) }, "Reject")));
   };
 
