@@ -117,9 +117,16 @@ type Services struct {
 	Version string
 
 	closers     []func() error
+	shutdown    []func()
 	sessionPool *session.Pool
 	listeners   []extraListener // see AddListener
 }
+
+// OnShutdown has f called as a shutdown begins, while requests in flight
+// still run (see server.Options.OnShutdown): a surface ends there what
+// would not end by itself (streams following runs), so that the shutdown
+// need not wait out its grace period.
+func (s *Services) OnShutdown(f func()) { s.shutdown = append(s.shutdown, f) }
 
 // OnClose has f called when the server has shut down, before the sessions
 // and the runtime are closed: a surface's background work stops there.
@@ -218,7 +225,7 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 		surfaces = append(surfaces, sf)
 	}
 	srv, err := server.New(server.Options{Keys: keys, InsecureLocal: sc.InsecureLocal, Surfaces: surfaces, Tenants: svc.Tenants,
-		MaxBody: sc.MaxBody, Grace: sc.Grace, Metrics: svc.Metrics, Logger: logger,
+		MaxBody: sc.MaxBody, Grace: sc.Grace, Metrics: svc.Metrics, Logger: logger, OnShutdown: svc.shutdown,
 		Info: server.APIInfo{Title: "coderun", Version: opts.Version}})
 	if err != nil {
 		return fail(err)

@@ -40,6 +40,12 @@ type Options struct {
 	Ready func(context.Context) error
 	// Metrics are served at /metrics; nil makes new ones.
 	Metrics *Metrics
+	// OnShutdown are called, each in its own goroutine, as a shutdown
+	// begins, while requests in flight still run: a surface whose
+	// requests would not end by themselves (a stream following an agent
+	// run) ends them here instead of holding the shutdown for the whole
+	// grace period.
+	OnShutdown []func()
 	// Logger logs every request and the server's life; nil discards.
 	Logger *slog.Logger
 	// Info describes the API in the OpenAPI document.
@@ -478,6 +484,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	for _, f := range s.opts.OnShutdown {
+		hs.RegisterOnShutdown(f)
 	}
 	s.opts.Logger.Info("serving", "addr", ln.Addr().String(), "insecure_local", s.opts.InsecureLocal)
 	errc := make(chan error, 1)

@@ -282,8 +282,10 @@ func TestGracefulShutdown(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})}
+	hooked := make(chan struct{}, 2)
 	run := func(grace, d time.Duration) (status int, err error, ready int) {
-		s := newServer(t, server.Options{InsecureLocal: true, Grace: grace, Surfaces: []server.Surface{slow}})
+		s := newServer(t, server.Options{InsecureLocal: true, Grace: grace, Surfaces: []server.Surface{slow},
+			OnShutdown: []func(){func() { hooked <- struct{}{} }}})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -309,6 +311,13 @@ func TestGracefulShutdown(t *testing.T) {
 		}()
 		<-started
 		cancel()
+		select {
+		case <-hooked: // called as the shutdown begins, the request still running
+		case <-got:
+			t.Fatal("the request ended before the shutdown hook was called")
+		case <-time.After(5 * time.Second):
+			t.Fatal("the shutdown hook was not called")
+		}
 		time.Sleep(50 * time.Millisecond)
 		w := do(t, s.Handler(), "GET", "/readyz", nil, "")
 		a := <-got
