@@ -175,8 +175,8 @@ func (s *Service) tenant(name string) (*tenant, error) {
 	return t, nil
 }
 
-// Run serves tenant's MCP server on standard input and output until the
-// client disconnects or ctx is done.
+// Run serves tenant's MCP server over transport (&mcp.StdioTransport{}
+// for `coderun mcp`) until the client disconnects or ctx is done.
 func (s *Service) Run(ctx context.Context, tenant string, transport sdk.Transport) error {
 	srv, err := s.Server(tenant)
 	if err != nil {
