@@ -12,6 +12,7 @@ import (
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/input"
+	"github.com/coderun/coderun/server/sse"
 )
 
 // Patterns are the routes the service serves, all under /v1.
@@ -251,7 +252,7 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, j *job) {
 		changed := j.watch()
 		for _, v := range j.verdictsAfter(after) {
 			after++
-			if err := writeEvent(w, "verdict", strconv.Itoa(after), v); err != nil {
+			if err := sse.Write(w, "verdict", strconv.Itoa(after), v); err != nil {
 				return
 			}
 		}
@@ -260,7 +261,7 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, j *job) {
 		if view.Status != StatusRunning && view.Done <= after {
 			name = "end"
 		}
-		if err := writeEvent(w, name, "", view); err != nil {
+		if err := sse.Write(w, name, "", view); err != nil {
 			return
 		}
 		flusher.Flush()
@@ -272,7 +273,7 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, j *job) {
 			return
 		case <-changed:
 		case <-beat.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if err := sse.KeepAlive(w); err != nil {
 				return
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/server/sse"
 	"github.com/coderun/coderun/store"
 )
 
@@ -72,7 +73,7 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, st store.Tenant
 			if step.Seq <= after {
 				continue
 			}
-			if err := writeEvent(w, "step", strconv.Itoa(step.Seq), step); err != nil {
+			if err := sse.Write(w, "step", strconv.Itoa(step.Seq), step); err != nil {
 				return
 			}
 			after = step.Seq
@@ -83,12 +84,12 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, st store.Tenant
 		v := s.view(st, run)
 		if v.Status != shown {
 			shown = v.Status
-			if err := writeEvent(w, "status", "", v); err != nil {
+			if err := sse.Write(w, "status", "", v); err != nil {
 				return
 			}
 		}
 		if run.Status.Final() && run.Steps <= after {
-			_ = writeEvent(w, "end", "", v)
+			_ = sse.Write(w, "end", "", v)
 			flusher.Flush()
 			return
 		}
@@ -99,7 +100,7 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, st store.Tenant
 		case <-wake:
 		case <-poll.C:
 		case <-beat.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if err := sse.KeepAlive(w); err != nil {
 				return
 			}
 		}
