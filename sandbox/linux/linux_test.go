@@ -546,6 +546,7 @@ func TestProbe(t *testing.T) {
 		linux.LayerRoot: true, linux.LayerUserNS: true, linux.LayerPIDNS: true, linux.LayerNetNS: true,
 		linux.LayerMountNS: true, linux.LayerIPCNS: true, linux.LayerUTSNS: true, linux.LayerCgroupNS: true,
 		linux.LayerMountSetattr: true, linux.LayerSeccomp: true, linux.LayerCgroup: true, linux.LayerLandlock: false,
+		linux.LayerTimeNS: false,
 	}
 	seen := map[string]bool{}
 	for _, l := range r.Layers {

@@ -23,6 +23,7 @@ const (
 	LayerSeccomp      = "seccomp"
 	LayerCgroup       = "cgroup"
 	LayerLandlock     = "landlock"
+	LayerTimeNS       = "time-namespace"
 )
 
 // waivable layers may be missing when the operator says so (Options.AllowWeaker).
@@ -129,7 +130,7 @@ func Probe() Report {
 	}
 	detail, err := probeCgroups()
 	add(LayerCgroup, true, err, detail)
-	r.Layers = append(r.Layers, probeLandlock())
+	r.Layers = append(r.Layers, probeLandlock(), probeTimeNS())
 	return r
 }
 

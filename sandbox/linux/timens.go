@@ -111,3 +111,17 @@ func statStartTime(stat []byte) (int64, error) {
 	}
 	return ticks, nil
 }
+
+// probeTimeNS reports whether this kernel has time namespaces, which the
+// runtime uses when it can and goes without when it cannot.
+func probeTimeNS() Layer {
+	l := Layer{Name: LayerTimeNS}
+	if _, err := os.Stat("/proc/self/ns/time"); err != nil {
+		l.Detail = "time namespaces unavailable (kernel before 5.6): sandboxes show the host's uptime " +
+			"(/proc/uptime) and boot time (btime in /proc/stat)"
+		return l
+	}
+	l.Available = true
+	l.Detail = "each sandbox's uptime and boot time are its own, counted from its start"
+	return l
+}
