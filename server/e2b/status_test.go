@@ -1,6 +1,8 @@
 package e2b_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -307,5 +309,30 @@ func TestSandboxTimeout(t *testing.T) {
 		if status, body := call(t, ts, "GET", "/sandboxes/"+id, key, ""); status != 404 {
 			t.Errorf("sandbox %s past its timeout: %d %s", id, status, body)
 		}
+	}
+}
+
+// TestRawUpload: files.write's raw form (application/octet-stream, the
+// SDK's form for streams and gzip), gzip-encoded, lands whole.
+func TestRawUpload(t *testing.T) {
+	_, ts := newServer(t, e2b.Options{InsecureLocal: true})
+	envd := map[string]string{"E2b-Sandbox-Port": e2b.EnvdPort}
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	content := strings.Repeat("coderun ", 1000)
+	_, _ = zw.Write([]byte(content))
+	_ = zw.Close()
+	status, body := call(t, ts, "POST", "/files?path=/home/user/dir/raw.txt",
+		map[string]string{"E2b-Sandbox-Port": e2b.EnvdPort, "Content-Type": "application/octet-stream", "Content-Encoding": "gzip"}, zipped.String())
+	if status != 200 || !strings.Contains(body, `"path":"/work/dir/raw.txt"`) {
+		t.Fatalf("raw gzip upload: %d %s", status, body)
+	}
+	if status, got := call(t, ts, "GET", "/files?path=dir/raw.txt", envd, ""); status != 200 || got != content {
+		t.Errorf("read back: %d, %d bytes, want %d", status, len(got), len(content))
+	}
+	status, body = call(t, ts, "POST", "/files?path=bad.txt",
+		map[string]string{"E2b-Sandbox-Port": e2b.EnvdPort, "Content-Type": "application/octet-stream", "Content-Encoding": "gzip"}, "not gzip")
+	if status != 400 || !strings.Contains(body, "gzip") {
+		t.Errorf("a body that is not gzip: %d %s", status, body)
 	}
 }
