@@ -94,13 +94,20 @@ func toolchainRuntime(t *testing.T) sandbox.Runtime {
 	return toolchain.Wrap(realRuntime(t), toolchain.Options{})
 }
 
-// needToolchains skips the test when a HumanEval-X toolchain is missing
-// (scripts/setup.sh installs them).
+// needToolchains skips the test when a HumanEval-X toolchain is missing,
+// or the caches its programs need: Rust's crates, and Go's build cache,
+// without which every Go program compiles the standard library again
+// (scripts/setup.sh installs and builds them).
 func needToolchains(t *testing.T) {
 	for lang := range humanEvalXFiles {
 		spec, _ := language.Lookup(lang)
 		if _, err := toolchain.Find("", spec); err != nil {
 			t.Skip(err)
+		}
+	}
+	for _, dir := range []string{language.RustCrates, language.GoCache} {
+		if _, err := os.Stat(dir); err != nil {
+			t.Skipf("%s is missing: run scripts/toolchain-caches.sh", dir)
 		}
 	}
 }
@@ -211,5 +218,19 @@ func TestHumanEvalXAll(t *testing.T) {
 		case !exception && v.Status != Passed:
 			t.Errorf("%s: %s (%s) %q\n%s", it.ID, v.Status, v.Reason, v.Error, v.Stderr)
 		}
+	}
+}
+
+// TestGenericItemsNameAnyLanguage: a generic line's language may be any
+// of the language table's, by name or alias, and an unknown one is refused.
+func TestGenericItemsNameAnyLanguage(t *testing.T) {
+	ps, err := ReadProblems(strings.NewReader(`{"id": "a", "code": "int main(void) {", "test": "return 0; }", "language": "c"}`+"\n"+
+		`{"id": "b", "code": "puts 1", "test": "", "language": "rb"}`+"\n"), ReadOptions{}, StopAtBadLine)
+	if err != nil || len(ps) != 2 || ps[0].Language != language.C || ps[1].Language != language.Ruby {
+		t.Fatalf("problems %+v, %v", ps, err)
+	}
+	_, err = ReadProblems(strings.NewReader(`{"id": "a", "code": "x", "test": "y", "language": "cobol"}`+"\n"), ReadOptions{}, StopAtBadLine)
+	if err == nil || !strings.Contains(err.Error(), `unknown language "cobol"`) {
+		t.Errorf("cobol: %v", err)
 	}
 }
