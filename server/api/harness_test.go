@@ -298,6 +298,8 @@ func (h *harness) stream(ctx context.Context, key, id, code string) []event {
 			cur.name = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
 			cur.data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+		case strings.HasPrefix(line, ":"): // a comment: keep-alive
+		case line == "" && cur.name == "":
 		case line == "":
 			cur.at = time.Now()
 			schema := map[string]string{"output": "Output", "done": "Cell", "error": "Error"}[cur.name]

@@ -1,15 +1,16 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/server"
+	"github.com/coderun/coderun/server/sse"
 	"github.com/coderun/coderun/session"
 )
 
@@ -291,15 +292,35 @@ func (a *API) execute(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	ex := session.Exec{Code: in.Code, Timeout: time.Duration(in.Timeout)}
-	var sse *eventStream
+	var stream *eventStream
 	if wantsEvents(r) {
-		sse = &eventStream{w: w}
-		ex.OnOutput = func(o session.Output) { sse.send("output", o) }
+		stream = &eventStream{w: w}
+		ex.OnOutput = func(o session.Output) { stream.send("output", o) }
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		defer func() {
+			close(stop)
+			wg.Wait() // no write after the handler returns
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(keepAliveEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					stream.keepAlive()
+				}
+			}
+		}()
 	}
 	cell, err := s.Execute(r.Context(), ex)
 	if err != nil {
-		if sse != nil && sse.started {
-			sse.send("error", server.Error{Code: server.CodeInternal, Message: err.Error()})
+		if stream != nil && stream.isStarted() {
+			stream.send("error", server.Error{Code: server.CodeInternal, Message: err.Error()})
 			return
 		}
 		writeErr(w, err)
@@ -311,8 +332,8 @@ func (a *API) execute(w http.ResponseWriter, r *http.Request) {
 	if cell.Outputs == nil {
 		cell.Outputs = []session.Output{} // a list, even empty
 	}
-	if sse != nil {
-		sse.send("done", cell)
+	if stream != nil {
+		stream.send("done", cell)
 		return
 	}
 	server.WriteJSON(w, http.StatusOK, cell)
@@ -329,21 +350,37 @@ func wantsEvents(r *http.Request) bool {
 }
 
 // eventStream writes Server-Sent Events, each flushed at once; the
-// headers go with the first.
+// headers go with the first. The cell's outputs and the keep-alives come
+// from different goroutines.
 type eventStream struct {
 	w       http.ResponseWriter
+	mu      sync.Mutex
 	started bool
 	failed  bool
 }
 
+// keepAliveEvery is how often a stream without events says it is alive,
+// so that proxies do not close it under a long, silent cell.
+const keepAliveEvery = 15 * time.Second
+
 func (e *eventStream) send(event string, v any) {
+	e.write(func() error { return sse.Write(e.w, event, "", v) })
+}
+
+func (e *eventStream) keepAlive() { e.write(func() error { return sse.KeepAlive(e.w) }) }
+
+// isStarted reports whether the stream's headers have been sent.
+func (e *eventStream) isStarted() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.started
+}
+
+func (e *eventStream) write(f func() error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.failed {
 		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		data, _ = json.Marshal(server.Error{Code: server.CodeInternal, Message: err.Error()})
-		event = "error"
 	}
 	if !e.started {
 		h := e.w.Header()
@@ -353,7 +390,7 @@ func (e *eventStream) send(event string, v any) {
 		e.w.WriteHeader(http.StatusOK)
 		e.started = true
 	}
-	if _, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, data); err != nil {
+	if err := f(); err != nil {
 		e.failed = true // the client went away; the request's context ends the cell
 		return
 	}
