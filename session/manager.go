@@ -96,7 +96,9 @@ func NewManager(rt sandbox.Interactive, opts ManagerOptions) *Manager {
 // Sessions is one tenant's view of a Manager: the sessions it creates
 // belong to the tenant, and another tenant's sessions are not there (Get
 // answers ErrNotFound, as for an id that never existed; List leaves them
-// out). Capacity and eviction are the Manager's, across tenants.
+// out). Capacity is the Manager's, across tenants; a full Manager evicts an
+// idle session of the tenant holding the most sessions, never one of a
+// tenant holding fewer than the one creating.
 type Sessions struct {
 	m      *Manager
 	tenant string
@@ -139,7 +141,7 @@ func (t *Sessions) Get(id string) (*Session, error) { return t.m.get(t.tenant, i
 func (t *Sessions) List() []Info { return t.m.list(t.tenant) }
 
 func (m *Manager) create(ctx context.Context, tenant string, cfg Config) (*Session, error) {
-	if err := m.reserve(); err != nil {
+	if err := m.reserve(tenant); err != nil {
 		return nil, err
 	}
 	s, err := m.open(ctx, cfg)
@@ -181,8 +183,8 @@ func (m *Manager) open(ctx context.Context, cfg Config) (*Session, error) {
 	return New(ctx, m.rt, cfg)
 }
 
-// reserve counts a Create against MaxSessions, evicting to make room.
-func (m *Manager) reserve() error {
+// reserve counts tenant's Create against MaxSessions, evicting to make room.
+func (m *Manager) reserve(tenant string) error {
 	for {
 		m.mu.Lock()
 		if m.closed {
@@ -194,14 +196,7 @@ func (m *Manager) reserve() error {
 			m.mu.Unlock()
 			return nil
 		}
-		var victim *Session
-		var oldest time.Time
-		for _, s := range m.sessions {
-			used, busy := s.lastUse()
-			if !busy && (victim == nil || used.Before(oldest)) {
-				victim, oldest = s, used
-			}
-		}
+		victim := m.victim(tenant)
 		if victim == nil {
 			m.mu.Unlock()
 			return fmt.Errorf("%w (%d)", ErrFull, m.opts.MaxSessions)
@@ -210,6 +205,42 @@ func (m *Manager) reserve() error {
 		m.mu.Unlock()
 		m.finishEviction(victim, ev)
 	}
+}
+
+// victim chooses the idle session a full Manager evicts for tenant's
+// Create: the least recently used idle session of the tenant that holds the
+// most open sessions (tenant itself on a tie), so that a tenant never
+// evicts the sessions of one that holds fewer than it does, and one that
+// creates session after session evicts its own. Nil when no session of
+// such a tenant is idle. m.mu is held.
+func (m *Manager) victim(tenant string) *Session {
+	held := map[string]int{}
+	for _, s := range m.sessions {
+		held[s.tenant]++
+	}
+	type candidate struct {
+		s    *Session
+		used time.Time
+	}
+	best := map[string]candidate{} // each tenant's least recently used idle session
+	for _, s := range m.sessions {
+		used, busy := s.lastUse()
+		if c, ok := best[s.tenant]; !busy && (!ok || used.Before(c.used)) {
+			best[s.tenant] = candidate{s, used}
+		}
+	}
+	var victim candidate
+	most := -1
+	for t, c := range best {
+		n := held[t]
+		if n < held[tenant] {
+			continue // never evict a tenant that holds fewer sessions
+		}
+		if n > most || n == most && (t == tenant || victim.s.tenant != tenant && c.used.Before(victim.used)) {
+			victim, most = c, n
+		}
+	}
+	return victim.s
 }
 
 // markEvicted removes s from the open sessions and remembers it. m.mu is held.

@@ -251,3 +251,46 @@ func TestManagerTenants(t *testing.T) {
 		}
 	}
 }
+
+// A full Manager shared by tenants evicts the idle session of the tenant
+// holding the most: a tenant that creates session after session evicts its
+// own, never the one session another tenant holds, even when that one is
+// the least recently used of all.
+func TestManagerEvictsFromTheTenantHoldingMost(t *testing.T) {
+	t.Parallel()
+	rt := runtimeFor(t)
+	var ev evictions
+	m := session.NewManager(rt, session.ManagerOptions{MaxSessions: 3, IdleTimeout: -1, OnEvict: ev.add})
+	defer m.Close()
+	a, b := tenant(t, m, "a"), tenant(t, m, "b")
+	ctx := context.Background()
+	bash := session.Config{Language: sandbox.Bash}
+	create := func(ts *session.Sessions) *session.Session {
+		t.Helper()
+		s, err := ts.Create(ctx, bash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok(t, s, "true")
+		return s
+	}
+	b1 := create(b) // the least recently used session of all
+	a1 := create(a)
+	a2 := create(a)
+	a3 := create(a) // full: a holds 2, b 1, so a evicts its own a1
+	if got := ev.list(); len(got) != 1 || got[0].ID != a1.ID() || got[0].Tenant != "a" {
+		t.Fatalf("a's third session evicted %+v, want a's own least recently used %s", got, a1.ID())
+	}
+	if _, err := b.Get(b1.ID()); err != nil {
+		t.Fatalf("b's only session was evicted by a: %v", err)
+	}
+	b2 := create(b) // b holds 1, a 2: b evicts a's least recently used, a2
+	if got := ev.list(); len(got) != 2 || got[1].ID != a2.ID() {
+		t.Fatalf("b's second session evicted %+v, want a's %s", got, a2.ID())
+	}
+	for _, s := range []*session.Session{b1, b2, a3} {
+		if s.Closed() != nil {
+			t.Fatalf("session %s closed: %v", s.ID(), s.Closed())
+		}
+	}
+}
