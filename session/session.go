@@ -17,7 +17,7 @@ import (
 
 // Config describes a session.
 type Config struct {
-	// Language is sandbox.Python (the default) or sandbox.Bash.
+	// Language is sandbox.Python (the default), sandbox.Bash or sandbox.Node.
 	Language sandbox.Language
 	// Limits bound the session and each of its cells, in the type that
 	// bounds a one-shot run: Memory, Processes, OpenFiles and
@@ -90,12 +90,12 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	switch c.Language {
 	case sandbox.Python:
-	case sandbox.Bash:
+	case sandbox.Bash, sandbox.Node:
 		if len(c.Preload) > 0 {
 			return fmt.Errorf("%w: session: Preload is for Python sessions", sandbox.ErrInvalid)
 		}
 	default:
-		return fmt.Errorf("%w: session: language %q has no session driver (python, bash)", sandbox.ErrInvalid, c.Language)
+		return fmt.Errorf("%w: session: language %q has no session driver (python, bash, node)", sandbox.ErrInvalid, c.Language)
 	}
 	if c.Grace < 0 {
 		return fmt.Errorf("%w: session: negative grace period", sandbox.ErrInvalid)
@@ -110,6 +110,9 @@ func (c Config) validate() error {
 func (c Config) newDriver() driver {
 	if c.Language == sandbox.Bash {
 		return newBashDriver(c.Env)
+	}
+	if c.Language == sandbox.Node {
+		return &nodeDriver{env: c.Env} // node.go
 	}
 	return &pythonDriver{preload: c.Preload, outputLimit: c.Limits.OutputBytes, env: c.Env}
 }
@@ -868,6 +871,10 @@ func (s *Session) Info() Info {
 func describeInterp(lang sandbox.Language, info map[string]any) string {
 	if lang == sandbox.Bash {
 		return "bash"
+	}
+	if lang == sandbox.Node {
+		v, _ := info["version"].(string)
+		return "Node.js " + v
 	}
 	v, _ := info["version"].(string)
 	ip, _ := info["ipython"].(string)
