@@ -61,7 +61,8 @@ func Doc() *server.APIDoc {
 			"/v1/sessions/{id}/execute": map[string]any{"post": map[string]any{
 				"summary": "Execute a cell.",
 				"description": "With Accept: text/event-stream the outputs are sent as Server-Sent Events as they happen: " +
-					"`output` events (a Jupyter output each), then one `done` event with the cell; an `error` event if the cell could not be run after the stream began. " +
+					"`output` events (a Jupyter output each), then one `done` event with the cell; an `error` event if the cell could not be run after the stream began; " +
+					"a comment line (`: keep-alive`) every 15 seconds without events. " +
 					"Otherwise the cell is answered once it has ended. A client that goes away interrupts its cell.",
 				"tags": []any{"sessions"}, "parameters": []any{id}, "requestBody": jsonBody("ExecuteRequest"),
 				"responses": with(errs("404", "413", "415"), "200", map[string]any{"description": "The cell, or its stream of events.",
