@@ -86,6 +86,13 @@ func waivableNames() []string {
 
 // Probe checks, without starting a sandbox, which layers this host offers.
 func Probe() Report {
+	return probe(probeCgroups)
+}
+
+// probe is Probe with the cgroup layer reported by cgroupLayer (a runtime
+// reports on the groups it has set up, rather than make and remove a
+// probe's).
+func probe(cgroupLayer func() (string, error)) Report {
 	var r Report
 	add := func(name string, required bool, err error, detail string) {
 		l := Layer{Name: name, Required: required, Available: err == nil, Detail: detail}
@@ -128,7 +135,7 @@ func Probe() Report {
 	} else {
 		add(LayerSeccomp, true, nil, "seccomp-bpf filters with kill_process and errno")
 	}
-	detail, err := probeCgroups()
+	detail, err := cgroupLayer()
 	add(LayerCgroup, true, err, detail)
 	r.Layers = append(r.Layers, probeLandlock(), probeTimeNS())
 	return r
@@ -142,6 +149,11 @@ func probeCgroups() (string, error) {
 		return "", err
 	}
 	defer cg.close()
+	return describeCgroups(cg)
+}
+
+// describeCgroups reports what a runtime's cgroups lack, or what they have.
+func describeCgroups(cg cgroups) (string, error) {
 	if miss := cg.missing(); len(miss) > 0 {
 		return "", fmt.Errorf("cgroup v%d lacks controllers: %s", cg.version(), strings.Join(miss, ", "))
 	}

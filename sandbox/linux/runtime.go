@@ -80,7 +80,7 @@ var DefaultZygotePreload = []string{
 // Runtime is the embedded Linux runtime. It is safe for concurrent use.
 type Runtime struct {
 	opts      Options
-	exe       *os.File // this binary, opened once: sandbox init is its re-execution
+	exe       *os.File // the sandbox init program, opened once (initbin.go)
 	stateDir  string
 	rootMount string
 	zygote    *zygote // nil unless Options.Zygote
@@ -136,40 +136,61 @@ func New(opts Options) (*Runtime, error) {
 	if err := checkRootFS(opts.RootFS); err != nil {
 		return nil, err
 	}
-	report := Probe()
-	if err := report.Require(opts.AllowWeaker); err != nil {
-		return nil, err
-	}
 	rt := &Runtime{opts: opts, sandboxes: map[*longSandbox]bool{}}
 	rt.closing, rt.close = context.WithCancelCause(context.Background())
 	// Start at a random slot, so that several coderun processes on one host
 	// are unlikely to hand out the same host ids at the same time.
 	rt.slot.Store(int64(mathrand.IntN(uidSlots)))
-	exe, err := os.Executable()
-	if err == nil {
-		rt.exe, err = os.Open(exe)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("linux runtime: open own executable for sandbox init: %w", err)
-	}
-	rt.seccomp = report.layer(LayerSeccomp).Available
-	if err := rt.prepareStateDir(); err != nil {
-		return nil, err
-	}
-	if report.layer(LayerCgroup).Available {
+	// The host is probed with the runtime's own state directory and
+	// cgroups (made only as root: without root, the probe says so), not
+	// with a probe's made and removed first.
+	cgErr := errors.New("not probed: the linux runtime needs root")
+	if os.Geteuid() == 0 {
+		if err := rt.prepareStateDir(); err != nil {
+			return nil, err
+		}
 		// The runtime's cgroup is named as its state directory: after the
 		// pid of the process it lives in, which tells whether it is stale.
-		if rt.cgroups, err = detectCgroups(filepath.Base(rt.stateDir)); err != nil {
-			os.RemoveAll(rt.stateDir)
-			return nil, fmt.Errorf("linux runtime: %w", err)
+		rt.cgroups, cgErr = detectCgroups(filepath.Base(rt.stateDir))
+	}
+	report := probe(func() (string, error) {
+		if cgErr != nil {
+			return "", cgErr
 		}
+		return describeCgroups(rt.cgroups)
+	})
+	if !report.layer(LayerCgroup).Available && rt.cgroups != nil {
+		rt.cgroups.close()
+		rt.cgroups = nil
+	}
+	release := func() {
+		if rt.cgroups != nil {
+			rt.cgroups.close()
+		}
+		if rt.stateDir != "" {
+			os.RemoveAll(rt.stateDir)
+		}
+	}
+	if err := report.Require(opts.AllowWeaker); err != nil {
+		release()
+		return nil, err
+	}
+	rt.seccomp = report.layer(LayerSeccomp).Available
+	var err error
+	if rt.exe, err = openInitExecutable(opts.StateDir); err != nil {
+		release()
+		return nil, fmt.Errorf("linux runtime: open the sandbox init program: %w", err)
 	}
 	if opts.Zygote {
 		if opts.RootFS != "/" {
+			rt.exe.Close()
+			release()
 			return nil, errors.New("linux runtime: the zygote needs the host's root; it cannot serve an alternative RootFS")
 		}
 		rt.zygote = &zygote{rt: rt}
 		if err := rt.zygote.spawnReady(); err != nil {
+			rt.exe.Close()
+			release()
 			return nil, fmt.Errorf("linux runtime: %w", err)
 		}
 	}
