@@ -208,11 +208,51 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	if _, err := b.control.Write([]byte("{}\n")); err != nil {
 		return nil, fmt.Errorf("sandbox init: %w", err)
 	}
-	if _, err := b.nextEvent(ctx); err != nil {
+	// The program is placed (placeProgram) while its interpreter starts,
+	// off the path to "ready": a cgroup migration can wait for an RCU grace
+	// period, which a one-shot run would otherwise wait for in full.
+	ready := make(chan struct{})
+	placed := make(chan error, 1)
+	go func() { placed <- b.placeProgram(ready) }()
+	_, err = b.nextEvent(ctx)
+	close(ready)
+	placeErr := <-placed
+	if err != nil {
 		return nil, b.setupFailure(err)
 	}
-	if b.program, err = b.programPID(); err != nil {
-		return nil, err
+	if placeErr != nil {
+		return nil, placeErr
+	}
+	return b, nil
+}
+
+// placeProgram finds the program once init has forked it, and before it
+// runs any code of the run's: it raises its OOM score and moves it into its
+// own group. It looks until it finds it; once ready is closed (init has
+// reported, so the program exists or has ended), once more.
+func (b *box) placeProgram(ready <-chan struct{}) error {
+	wait := 100 * time.Microsecond
+	for {
+		last := false
+		select {
+		case <-ready:
+			last = true
+		default:
+		}
+		pid, err := b.programPID()
+		if err != nil {
+			if last {
+				return err
+			}
+			select {
+			case <-ready:
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 2*time.Millisecond)
+			continue
+		}
+		b.program = pid
+		break
 	}
 	// Init shares the sandbox's memory group with the program; when the
 	// group runs out, the OOM killer must pick the program (and what it
@@ -220,16 +260,12 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	// privilege (lowering init's would need CAP_SYS_RESOURCE); it also
 	// puts sandboxed code first in line when the host runs out.
 	if err := writeFile(fmt.Sprintf("/proc/%d/oom_score_adj", b.program), "1000"); err != nil {
-		return nil, err
+		return err
 	}
-	// The program waits for its code: move it into its own group now,
-	// before it runs any, and off the request path.
 	if b.cg != nil {
-		if err := b.cg.attachProgram(b.program); err != nil {
-			return nil, err
-		}
+		return b.cg.attachProgram(b.program)
 	}
-	return b, nil
+	return nil
 }
 
 // hostEnds keeps the host's ends of init's pipes: control, events, stdin,
