@@ -24,6 +24,7 @@
 //	zygote.go    (with zygote.py) Python sandboxes built around forks of one interpreter
 //	interactive.go long-lived sandboxes whose programs the caller talks to
 //	probe.go     what this host provides ("coderun doctor")
+//	initbin.go   the small program started as init (cmd/coderun-sandbox-init, embedded)
 //
 // Sandboxes built by the zygote (Options.Zygote) are forks of one
 // interpreter, and share what a fork cannot change: the address-space layout
@@ -39,6 +40,30 @@
 // variable (PYTHONHASHSEED=random) in the request's environment, which
 // sends that request to a fresh interpreter in a sandbox of its own.
 //
-// A binary importing this package re-executes itself as the sandbox's init;
-// the package's init function takes over in that case, before main runs.
+// The sandbox's init is this package's code in a program of its own,
+// cmd/coderun-sandbox-init, which the package embeds (initbin.go, rebuilt
+// by `go generate ./sandbox/linux`); where none is embedded, or it was
+// built from other sources than the package's, a binary importing this
+// package re-executes itself as the init instead. Either way the
+// package's init function takes over in that process, before main runs,
+// and the same code sets the sandbox up in the same order.
+//
+// Speed. Where a run's time goes depends on the host as much as on the
+// code, and most on what a page fault, a fork and a cross-CPU TLB
+// shootdown cost there: in a paravirtualized guest (PVM, as on coderun's
+// development machines, see `coderun bench sandbox`'s host line) they go
+// through the hypervisor and cost several times what they cost on bare
+// metal or under hardware virtualization. So the design avoids work per
+// run that touches many pages: the zygote forks one warm interpreter
+// (gc.freeze() first, so the forks' collections leave its pages shared)
+// instead of starting one; the init is a 3.4 MB static program rather than
+// the embedding binary (a 75 MB CLI pages in some 700 pages and runs the
+// initialisers of every package it links before the init's first line);
+// the program is moved into its cgroup while its interpreter starts, off
+// the path to its first line (a v1 cgroup migration waits for an RCU grace
+// period); a pool builds sandboxes ahead, at a lower priority. What stays
+// per run: the namespaces (a network namespace costs about 0.8 ms with its
+// teardown), the workspace and /proc mounts, the program's own fork, exec
+// or copy-on-write faults, and its exit, whose teardown of its address
+// space is the largest kernel item in a profile.
 package linux
