@@ -1,7 +1,7 @@
 // Package bench measures coderun against baselines measured in the same run,
 // and prints the figures side by side. Ratios matter more than absolute
 // times: the machines it runs on are shared and noisy. Every report names
-// the host it was measured on (DetectHost) and the CPU each run cost, split
+// the host it was measured on (measure.DetectHost) and the CPU each run cost, split
 // into user and system time, as the process tree accounts it and as the
 // whole machine does.
 package bench
@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/coderun/coderun/bench/measure"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
 )
@@ -60,22 +61,22 @@ type Latency struct {
 type RunCPU struct {
 	// Sandbox is the run's own accounting (the sandbox's cgroup, as
 	// sandbox.Usage reports it; for bare python, the process's rusage).
-	Sandbox CPU
+	Sandbox measure.CPU
 	// Tree is this process and every process it started (TreeCPU): the
 	// host's side, sandbox inits, the zygote and the programs.
-	Tree CPU
+	Tree measure.CPU
 	// Machine is the whole machine (MachineCPU, /proc/stat): the tree,
 	// kernel threads, and anything else that ran meanwhile.
-	Machine CPU
+	Machine measure.CPU
 }
 
 // Rate is one configuration's throughput at one concurrency.
 type Rate struct {
 	Name        string
 	PerSecond   float64
-	PooledShare float64 // fraction served by a pre-started sandbox
-	Tree        CPU     // this process tree's CPU per run (TreeCPU)
-	Machine     CPU     // machine CPU per run during the measurement
+	PooledShare float64     // fraction served by a pre-started sandbox
+	Tree        measure.CPU // this process tree's CPU per run (TreeCPU)
+	Machine     measure.CPU // machine CPU per run during the measurement
 }
 
 // Throughput is one concurrency level: bare python3 first, then each
@@ -87,7 +88,7 @@ type Throughput struct {
 
 // SandboxReport is the outcome of Sandbox.
 type SandboxReport struct {
-	Host       Host
+	Host       measure.Host
 	Config     SandboxConfig
 	Latencies  []Latency
 	Throughput []Throughput
@@ -98,7 +99,7 @@ type SandboxReport struct {
 
 // runFunc runs one request; pooled says it was served by a pre-started
 // sandbox, and own is the run's own CPU accounting.
-type runFunc func(ctx context.Context) (pooled bool, own CPU, err error)
+type runFunc func(ctx context.Context) (pooled bool, own measure.CPU, err error)
 
 type config struct {
 	name string
@@ -111,17 +112,17 @@ type config struct {
 // configuration (no pool, pool, zygote without and with the pool), against
 // bare /usr/bin/python3 -c, all in one run.
 func Sandbox(ctx context.Context, cfg SandboxConfig, progress io.Writer) (*SandboxReport, error) {
-	rep := &SandboxReport{Host: DetectHost(), Config: cfg}
-	bare := func(ctx context.Context) (bool, CPU, error) {
+	rep := &SandboxReport{Host: measure.DetectHost(), Config: cfg}
+	bare := func(ctx context.Context) (bool, measure.CPU, error) {
 		cmd := exec.CommandContext(ctx, "/usr/bin/python3", "-c", cfg.Code)
 		out, err := cmd.Output()
 		if err == nil && len(out) == 0 {
 			err = fmt.Errorf("bare python printed nothing")
 		}
 		if err != nil {
-			return false, CPU{}, err
+			return false, measure.CPU{}, err
 		}
-		return false, CPU{cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()}, nil
+		return false, measure.CPU{User: cmd.ProcessState.UserTime(), System: cmd.ProcessState.SystemTime()}, nil
 	}
 	configs := []config{{name: "bare /usr/bin/python3 -c", run: bare}}
 	for _, c := range []struct {
@@ -175,15 +176,15 @@ func Sandbox(ctx context.Context, cfg SandboxConfig, progress io.Writer) (*Sandb
 
 // through runs code in rt and checks that it printed something.
 func through(rt *linux.Runtime, code string) runFunc {
-	return func(ctx context.Context) (bool, CPU, error) {
+	return func(ctx context.Context) (bool, measure.CPU, error) {
 		res, err := rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: code})
 		if err != nil {
-			return false, CPU{}, err
+			return false, measure.CPU{}, err
 		}
 		if !res.OK() || res.Stdout == "" {
-			return false, CPU{}, fmt.Errorf("run failed: %s: %s", res.Summary(), res.Stderr)
+			return false, measure.CPU{}, fmt.Errorf("run failed: %s: %s", res.Summary(), res.Stderr)
 		}
-		return res.Pooled, CPU{res.Usage.CPUUser, res.Usage.CPUSystem}, nil
+		return res.Pooled, measure.CPU{User: res.Usage.CPUUser, System: res.Usage.CPUSystem}, nil
 	}
 }
 
@@ -208,8 +209,8 @@ func measureLatency(ctx context.Context, c config, n int) (Latency, error) {
 	settle(c)
 	times := make([]time.Duration, 0, n)
 	pooled := 0
-	var own CPU
-	meter := startCPU()
+	var own measure.CPU
+	meter := measure.Start()
 	for i := 0; i < n; i++ {
 		if c.pool > 0 {
 			// Each request finds a sandbox waiting, as in a server whose
@@ -230,7 +231,7 @@ func measureLatency(ctx context.Context, c config, n int) (Latency, error) {
 		}
 	}
 	settle(c)
-	tree, machine := meter.stop()
+	tree, machine := meter.Stop()
 	l := summarize(c.name, times, pooled)
 	l.CPU = RunCPU{Sandbox: own.Per(n), Tree: tree.Per(n), Machine: machine.Per(n)}
 	return l, nil
@@ -241,7 +242,7 @@ func measureThroughput(ctx context.Context, c int, d time.Duration, run runFunc)
 	var done, pooled atomic.Int64
 	var firstErr error
 	var once sync.Once
-	meter := startCPU()
+	meter := measure.Start()
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -264,7 +265,7 @@ func measureThroughput(ctx context.Context, c int, d time.Duration, run runFunc)
 	}
 	wg.Wait()
 	el := time.Since(start)
-	tree, machine := meter.stop()
+	tree, machine := meter.Stop()
 	if firstErr != nil {
 		return Rate{}, firstErr
 	}
@@ -294,7 +295,7 @@ func measureCLI(ctx context.Context, cfg SandboxConfig) ([]Latency, error) {
 		{"coderun version (start only)", []string{exe, "version"}},
 	}
 	times := make([][]time.Duration, len(rows))
-	cpu := make([]CPU, len(rows))
+	cpu := make([]measure.CPU, len(rows))
 	for i := 0; i < cfg.CLIRuns; i++ {
 		for r, row := range rows {
 			cmd := exec.CommandContext(ctx, row.argv[0], row.argv[1:]...)
@@ -304,7 +305,7 @@ func measureCLI(ctx context.Context, cfg SandboxConfig) ([]Latency, error) {
 				return nil, fmt.Errorf("%s: %w: %s", row.name, err, out)
 			}
 			times[r] = append(times[r], time.Since(start))
-			cpu[r] = cpu[r].Add(CPU{cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()})
+			cpu[r] = cpu[r].Add(measure.CPU{User: cmd.ProcessState.UserTime(), System: cmd.ProcessState.SystemTime()})
 		}
 	}
 	var out []Latency

@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/coderun/coderun/bench/measure"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
 	"github.com/coderun/coderun/session"
@@ -44,7 +45,7 @@ var DefaultSessionConfig = SessionConfig{
 
 // SessionReport is the outcome of Session.
 type SessionReport struct {
-	Host   Host
+	Host   measure.Host
 	Config SessionConfig
 	Cells  []Latency // direct baselines and session round trips
 	Starts []Latency // time to a ready session
@@ -68,7 +69,7 @@ type IdleMemory struct {
 // ready session from cold and from a warm pool, and the memory held by
 // idle sessions.
 func Session(ctx context.Context, cfg SessionConfig, progress io.Writer) (*SessionReport, error) {
-	rep := &SessionReport{Host: DetectHost(), Config: cfg}
+	rep := &SessionReport{Host: measure.DetectHost(), Config: cfg}
 	rt, err := linux.New(linux.Options{})
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coderun/coderun/bench"
+	"github.com/coderun/coderun/bench/measure"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
 )
@@ -31,7 +31,7 @@ import (
 //
 // Each row is the median of -eval.rounds rounds; CPU/item is the machine's
 // CPU time per item (see cpuTime), and tree CPU/item that of this process
-// and all it started (bench.TreeCPU: the runtime's zygote and sandboxes,
+// and all it started (measure.TreeCPU: the runtime's zygote and sandboxes,
 // the loops' interpreters), split into user + system, which other work on
 // a shared machine does not inflate. The coderun runtime is
 // created, and its pool filled, before the clock starts, as in a server that
@@ -85,7 +85,7 @@ func BenchmarkHumanEvalVsUnisolated(b *testing.B) {
 		run  func() (time.Duration, error)
 		wall []time.Duration
 		cpu  []time.Duration
-		tree []bench.CPU
+		tree []measure.CPU
 	}
 	modes := []*mode{
 		{name: fmt.Sprintf("coderun eval (isolated, concurrency %d, pool %d)", conc, *benchPool), run: coderun},
@@ -103,7 +103,7 @@ func BenchmarkHumanEvalVsUnisolated(b *testing.B) {
 		time.Sleep(500 * time.Millisecond)
 		for range rounds {
 			for _, m := range modes {
-				cpu0, tree0 := cpuTime(), bench.TreeCPU()
+				cpu0, tree0 := cpuTime(), measure.TreeCPU()
 				el, err := m.run()
 				if err != nil {
 					b.Fatal(err)
@@ -115,7 +115,7 @@ func BenchmarkHumanEvalVsUnisolated(b *testing.B) {
 				}
 				m.wall = append(m.wall, el)
 				m.cpu = append(m.cpu, cpuTime()-cpu0)
-				m.tree = append(m.tree, bench.TreeCPU().Sub(tree0))
+				m.tree = append(m.tree, measure.TreeCPU().Sub(tree0))
 			}
 		}
 	}
@@ -132,11 +132,11 @@ func BenchmarkHumanEvalVsUnisolated(b *testing.B) {
 	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Sscan(string(data), &load[0], &load[1], &load[2])
 	}
-	fmt.Printf("\n%s\n", bench.DetectHost())
+	fmt.Printf("\n%s\n", measure.DetectHost())
 	fmt.Printf("HumanEval: %d canonical solutions, median of %d rounds; %d CPUs; load average %.2f %.2f %.2f\n",
 		len(its), rounds, runtime.NumCPU(), load[0], load[1], load[2])
-	medCPU := func(cs []bench.CPU) bench.CPU {
-		s := append([]bench.CPU(nil), cs...)
+	medCPU := func(cs []measure.CPU) measure.CPU {
+		s := append([]measure.CPU(nil), cs...)
 		sort.Slice(s, func(i, j int) bool { return s[i].Total() < s[j].Total() })
 		return s[len(s)/2]
 	}

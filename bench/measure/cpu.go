@@ -1,4 +1,8 @@
-package bench
+// Package measure tells what a benchmark ran on (DetectHost) and what its
+// work cost in CPU, split into user and system time, as this process tree
+// and as the whole machine account it. It imports nothing of coderun's, so
+// any package's benchmarks can use it.
+package measure
 
 import (
 	"fmt"
@@ -128,14 +132,15 @@ func procCPU(pid int) CPU {
 	return CPU{User: n(14) + n(16), System: n(15) + n(17)}
 }
 
-// cpuMeter measures the CPU a stretch of work costs, both ways at once.
-type cpuMeter struct {
+// Meter measures the CPU a stretch of work costs, both ways at once.
+type Meter struct {
 	tree, machine CPU
 }
 
-func startCPU() cpuMeter { return cpuMeter{tree: TreeCPU(), machine: MachineCPU()} }
+// Start begins a measurement.
+func Start() Meter { return Meter{tree: TreeCPU(), machine: MachineCPU()} }
 
-// stop returns the process tree's and the machine's CPU since start.
-func (m cpuMeter) stop() (tree, machine CPU) {
+// Stop returns the process tree's and the machine's CPU since Start.
+func (m Meter) Stop() (tree, machine CPU) {
 	return TreeCPU().Sub(m.tree), MachineCPU().Sub(m.machine)
 }
