@@ -112,8 +112,8 @@ func SandboxFusion(ctx context.Context, cfg SandboxFusionConfig, progress io.Wri
 			sum := &rep.Rates[i]
 			sum.Name = c.name
 			sum.PerSecond += r.PerSecond / throughputRounds
-			sum.Tree = sum.Tree.Add(CPU{r.Tree.User / throughputRounds, r.Tree.System / throughputRounds})
-			sum.Machine = sum.Machine.Add(CPU{r.Machine.User / throughputRounds, r.Machine.System / throughputRounds})
+			sum.Tree = sum.Tree.Add(r.Tree.Per(throughputRounds))
+			sum.Machine = sum.Machine.Add(r.Machine.Per(throughputRounds))
 		}
 	}
 	if cfg.CLIRuns > 0 {
