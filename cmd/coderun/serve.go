@@ -87,6 +87,8 @@ Every setting (flag, configuration key, default):
                                                  127.0.0.1:49999 and 127.0.0.1:49983: E2B's code
                                                  interpreter and envd for the E2B SDK's debug mode
                                                  (loopback only; "off": not served)
+  (none)               server.mcp_origins        origins (https://app.example.com) whose pages may
+                                                 call /mcp from a browser, besides the server's own
   --pool               runtime.linux.pool        4 pre-started Python sandboxes for one-shot runs
   (none)               runtime.linux.zygote      true here: sandboxes forked from a started Python
   --session-pool       server.session_pool       2 Python sessions kept started for new sessions
