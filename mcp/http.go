@@ -74,6 +74,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}
+	done := h.svc.hangups.track(r)
+	defer done()
 	sh.ServeHTTP(w, r)
 }
 

@@ -58,6 +58,8 @@ type Quota interface {
 type Service struct {
 	opts Options
 
+	hangups *hangups // the HTTP requests calls arrived on
+
 	mu      sync.Mutex
 	tenants map[string]*tenant
 }
@@ -138,7 +140,7 @@ func New(opts Options) (*Service, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{opts: opts, tenants: map[string]*tenant{}}, nil
+	return &Service{opts: opts, hangups: newHangups(), tenants: map[string]*tenant{}}, nil
 }
 
 // Server returns the MCP server of tenant (made on first use): its tools
@@ -164,6 +166,7 @@ func (s *Service) tenant(name string) (*tenant, error) {
 	t := &tenant{name: name, sessions: sess, names: newNames(), svc: s, places: map[string]func(){}}
 	t.server = sdk.NewServer(&sdk.Implementation{Name: "coderun", Title: "coderun code interpreter", Version: s.opts.Version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: s.opts.Logger})
+	t.server.AddReceivingMiddleware(s.hangups.middleware)
 	t.addCodeTools()
 	t.addSessionTools()
 	t.addFileTools()
