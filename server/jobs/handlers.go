@@ -112,7 +112,7 @@ func (req *Request) items() ([]eval.Item, []Skipped, error) {
 		return nil, nil, err
 	}
 	if len(problems) == 0 {
-		return nil, skipped, errors.New("problems: no problem to run")
+		return nil, skipped, errors.New("problems: no problem to run" + why(skipped, "problems"))
 	}
 	var items []eval.Item
 	if req.Samples == "" {
@@ -125,9 +125,38 @@ func (req *Request) items() ([]eval.Item, []Skipped, error) {
 		return nil, nil, err
 	}
 	if len(items) == 0 {
-		return nil, skipped, errors.New("nothing to run: no item could be made of the lines given")
+		return nil, skipped, errors.New("nothing to run: no item could be made of the lines given" + why(skipped, input))
 	}
 	return items, skipped, nil
+}
+
+// why tells of the lines of input that were skipped, for the answer to a
+// batch of which nothing could be run: the first one's error, and how
+// many more there were ("" if none was skipped).
+func why(skipped []Skipped, input string) string {
+	var first *Skipped
+	n := 0
+	for i := range skipped {
+		if skipped[i].Input != input {
+			continue
+		}
+		if first == nil {
+			first = &skipped[i]
+		}
+		n++
+	}
+	if first == nil {
+		return ""
+	}
+	s := fmt.Sprintf(": %s line %d: %s", input, first.Line, first.Error)
+	switch n {
+	case 1:
+	case 2:
+		s += " (and 1 more line skipped)"
+	default:
+		s += fmt.Sprintf(" (and %d more lines skipped)", n-1)
+	}
+	return s
 }
 
 func (s *Service) create(w http.ResponseWriter, r *http.Request, tenant string) {

@@ -272,3 +272,30 @@ func TestJobCancelAndBounds(t *testing.T) {
 		t.Errorf("no tenant: %d", code)
 	}
 }
+
+// A batch none of whose lines could be read is refused saying why: the
+// 400 names the first bad line and its error, as the job would list it
+// among its skipped lines, rather than only that there was nothing to run.
+func TestJobNothingToRunSaysWhy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, jobs.Options{Concurrency: 1})
+	for _, c := range []struct {
+		name string
+		body any
+		want []string
+	}{
+		{"problems all bad", map[string]any{"problems": "not json at all\n{\"id\": 5}\n"}, []string{"no problem to run", "problems line 1:", "1 more line"}},
+		{"samples all bad", map[string]any{"problems": problems, "samples": "garbage\n"}, []string{"nothing to run", "samples line 1:"}},
+	} {
+		code, body := e.do("alice", "POST", "/v1/jobs", c.body, nil)
+		if code != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", c.name, code, body)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(body), w) {
+				t.Errorf("%s: %s, want it to say %q", c.name, body, w)
+			}
+		}
+	}
+}
