@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -52,6 +54,46 @@ type ServerConfig struct {
 	// MCPOrigins are the origins ("https://app.example.com") whose pages
 	// may call the MCP endpoint from a browser, besides the server's own.
 	MCPOrigins []string
+}
+
+// SetServeDefaults gives `coderun serve` its defaults where the file, the
+// environment and the flags say nothing: one-shot runs from 4 pre-started
+// sandboxes, 2 Python sessions kept started, and sandboxes forked from a
+// zygote when the server runs one tenant's code only (--insecure-local,
+// or keys of one tenant): forks of one zygote share its address-space
+// layout, stack canary and string-hash secret, which a server must not
+// share between tenants (README, "How a run is isolated").
+func (c *Config) SetServeDefaults() error {
+	for key, value := range map[string]string{"runtime.linux.pool": "4", "server.session_pool": "2"} {
+		if err := c.SetDefault(key, value); err != nil {
+			return err
+		}
+	}
+	tenants, err := c.servedTenants()
+	if err != nil {
+		return err
+	}
+	return c.SetDefault("runtime.linux.zygote", strconv.FormatBool(len(tenants) <= 1))
+}
+
+// servedTenants are the tenants whose code the server runs: the keys'
+// tenants, SandboxFusion's keyless tenant, and the default tenant with
+// --insecure-local.
+func (c *Config) servedTenants() ([]string, error) {
+	sc := c.Server
+	keys, err := server.ParseKeys(sc.APIKeys)
+	if err != nil {
+		return nil, &SettingError{Key: "server.api_keys", Source: c.Source("server.api_keys"), Err: err}
+	}
+	tenants := keys.Tenants()
+	if sc.SandboxFusionTenant != "" {
+		tenants = append(tenants, sc.SandboxFusionTenant)
+	}
+	if sc.InsecureLocal {
+		tenants = append(tenants, server.DefaultTenant)
+	}
+	slices.Sort(tenants)
+	return slices.Compact(tenants), nil
 }
 
 // Environment variables of the server's settings.

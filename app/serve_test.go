@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coderun/coderun/sandbox/linux"
 	"github.com/coderun/coderun/server"
 )
 
@@ -129,5 +130,45 @@ func TestEveryRouteDocumented(t *testing.T) {
 	}
 	if len(served) < 10 {
 		t.Errorf("only %d operations found under /v1", len(served))
+	}
+}
+
+// coderun serve forks sandboxes from a zygote by default only when it runs
+// one tenant's code: forks of a zygote share its ASLR layout, canary and
+// hash secret. An operator's setting wins either way.
+func TestServeZygoteOnlyForOneTenant(t *testing.T) {
+	bob := "bob:" + strings.Repeat("b", 32)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		set  map[string]string
+		want bool
+	}{
+		{"insecure local", nil, map[string]string{"server.insecure_local": "true"}, true},
+		{"one tenant's keys", map[string]string{EnvAPIKeys: testKey + ",alice:" + strings.Repeat("c", 32)}, nil, true},
+		{"two tenants", map[string]string{EnvAPIKeys: testKey + "," + bob}, nil, false},
+		{"keys and insecure local", map[string]string{EnvAPIKeys: bob}, map[string]string{"server.insecure_local": "true"}, false},
+		{"a key and SandboxFusion's keyless tenant", map[string]string{EnvAPIKeys: bob}, map[string]string{"server.sandboxfusion_tenant": "rl"}, false},
+		{"two tenants, zygote set", map[string]string{EnvAPIKeys: testKey + "," + bob}, map[string]string{"runtime.linux.zygote": "true"}, true},
+		{"one tenant, zygote off", nil, map[string]string{"server.insecure_local": "true", "runtime.linux.zygote": "false"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(LoadOptions{Getenv: env(tc.env)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.set {
+				if err := c.Set(k, v, Flag("--"+k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.SetServeDefaults(); err != nil {
+				t.Fatal(err)
+			}
+			s := c.RuntimeOptions().(*linux.Settings)
+			if s.Zygote != tc.want || s.Pool != 4 || c.Server.SessionPool != 2 {
+				t.Errorf("zygote %v (want %v), pool %d, session pool %d", s.Zygote, tc.want, s.Pool, c.Server.SessionPool)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -74,6 +75,23 @@ func (k *KeySet) Len() int {
 		return 0
 	}
 	return len(k.hashes)
+}
+
+// Tenants lists the tenants the keys belong to, each once, sorted.
+func (k *KeySet) Tenants() []string {
+	if k == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range k.hashes {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Tenant returns the tenant key belongs to.

@@ -90,7 +90,9 @@ Every setting (flag, configuration key, default):
   (none)               server.mcp_origins        origins (https://app.example.com) whose pages may
                                                  call /mcp from a browser, besides the server's own
   --pool               runtime.linux.pool        4 pre-started Python sandboxes for one-shot runs
-  (none)               runtime.linux.zygote      true here: sandboxes forked from a started Python
+  (none)               runtime.linux.zygote      sandboxes forked from a started Python: true here
+                                                 when the server runs one tenant's code, false for
+                                                 several (forks share ASLR and the hash secret)
   --session-pool       server.session_pool       2 Python sessions kept started for new sessions
                                                  with the server's session defaults
   (none)               limits.*                  the defaults of one-shot runs' limits
@@ -108,15 +110,9 @@ line on standard error, with its request id (X-Request-Id).`,
 			if err != nil {
 				return err
 			}
-			// A server's one-shot runs come from pre-started sandboxes,
-			// forked from a zygote (unless the file, env or flags say else).
-			if err := cfg.SetDefault("runtime.linux.pool", "4"); err != nil {
-				return err
-			}
-			if err := cfg.SetDefault("runtime.linux.zygote", "true"); err != nil {
-				return err
-			}
-			if err := cfg.SetDefault("server.session_pool", "2"); err != nil {
+			// Pools, and the zygote for one tenant (unless the file, env
+			// or flags say else).
+			if err := cfg.SetServeDefaults(); err != nil {
 				return err
 			}
 			level, err := parseLevel(f.logLevel)
