@@ -72,6 +72,8 @@ type tenant struct {
 	server   *sdk.Server
 	svc      *Service
 
+	listed listed // what resources/list shows (listed.go)
+
 	mu     sync.Mutex
 	places map[string]func() // session id -> its place in the Quota
 }
@@ -163,10 +165,11 @@ func (s *Service) tenant(name string) (*tenant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)
 	}
-	t := &tenant{name: name, sessions: sess, names: newNames(), svc: s, places: map[string]func(){}}
+	t := &tenant{name: name, sessions: sess, names: newNames(), svc: s, places: map[string]func(){},
+		listed: listed{uris: map[string]sdk.Resource{}}}
 	t.server = sdk.NewServer(&sdk.Implementation{Name: "coderun", Title: "coderun code interpreter", Version: s.opts.Version},
-		&sdk.ServerOptions{Instructions: instructions, Logger: s.opts.Logger})
-	t.server.AddReceivingMiddleware(s.hangups.middleware)
+		&sdk.ServerOptions{Instructions: instructions, Logger: s.opts.Logger, PageSize: listPageSize})
+	t.server.AddReceivingMiddleware(s.hangups.middleware, t.listedMiddleware)
 	t.addCodeTools()
 	t.addSessionTools()
 	t.addFileTools()
