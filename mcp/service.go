@@ -199,5 +199,5 @@ const instructions = `coderun runs code in isolated sandboxes (no network) and r
 - run_code: a program once, in a fresh sandbox; nothing is kept.
 - session_run: a cell in a named session (created on first use): variables, imports and files persist between calls, as in a notebook. Plots (matplotlib) come back as PNG images.
 - session_create, session_list, session_restart, session_close manage sessions; files_upload, files_list, files_read move files in and out of a session's workspace (/work).
-- ask hands a whole task to coderun's agent, which writes and runs code itself; run_get reads a run's result; run_decide approves or rejects code a run awaits approval for.
+- ask hands a whole task to coderun's agent, which writes and runs code itself; run_list lists recent runs (by status), run_get reads a run's result; run_decide approves or rejects code a run awaits approval for.
 A failed program (an exception, a time limit) is a tool result marked as an error with the traceback: read it and fix the code.`

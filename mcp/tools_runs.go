@@ -87,6 +87,7 @@ func (t *tenant) addRunTools() {
 		Description: "Read where an agent run stands: its status, answer or failure report, the code it awaits approval for, and the files and plots it produced.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, t.runGet)
+	t.addRunListTool()
 	if t.svc.opts.Agents != nil {
 		sdk.AddTool(t.server, &sdk.Tool{
 			Name:  "run_decide",

@@ -132,7 +132,7 @@ func RunScenario(t testing.TB, env []string, args ...string) *Report {
 
 // Tools are the tools every coderun MCP server lists.
 var Tools = []string{"run_code", "session_run", "session_create", "session_list", "session_restart", "session_close",
-	"files_upload", "files_list", "files_read", "run_get"}
+	"files_upload", "files_list", "files_read", "run_get", "run_list"}
 
 // CheckScenario checks a report: the tools listed with schemas and
 // descriptions, state kept across two calls in one session, a plot that
