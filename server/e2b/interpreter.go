@@ -195,7 +195,11 @@ func (s *Service) execute(w http.ResponseWriter, r *http.Request) {
 	c.count++
 	out.write(event{"type": "number_of_executions", "execution_count": c.count})
 	c.mu.Unlock()
+	streamedErrors := 0 // the cell's error outputs already written
 	cell, err := c.sess.Execute(ctx, session.Exec{Code: *req.Code, OnOutput: func(o session.Output) {
+		if o.Type == session.TypeError {
+			streamedErrors++
+		}
 		for _, ev := range outputEvents(o, time.Now()) {
 			out.write(ev)
 		}
@@ -211,6 +215,22 @@ func (s *Service) execute(w http.ResponseWriter, r *http.Request) {
 		out.write(errorEvent(name, err.Error(), ""))
 		out.write(event{"type": "end_of_execution"})
 		return
+	}
+	// The errors the session adds once the cell is over (its interpreter
+	// exited or died, a bash cell's last command failed or was
+	// interrupted) were not streamed: write them, so that the SDK's
+	// execution.error tells of them.
+	for _, o := range cell.Outputs {
+		if o.Type != session.TypeError {
+			continue
+		}
+		if streamedErrors > 0 {
+			streamedErrors--
+			continue
+		}
+		for _, ev := range outputEvents(o, time.Now()) {
+			out.write(ev)
+		}
 	}
 	if cell.Restarted {
 		c.mu.Lock()

@@ -336,3 +336,38 @@ func TestRawUpload(t *testing.T) {
 		t.Errorf("a body that is not gzip: %d %s", status, body)
 	}
 }
+
+// TestExecuteErrorAfterCell checks that a cell that fails without raising
+// — its interpreter exits, or a bash cell's last command fails — still
+// ends in an error event, so that the SDK's execution.error is set: the
+// session adds these errors once the cell is over, not as outputs
+// streamed while it runs.
+func TestExecuteErrorAfterCell(t *testing.T) {
+	_, ts := newServer(t, e2b.Options{InsecureLocal: true})
+	h := map[string]string{"E2b-Sandbox-Port": e2b.InterpreterPort, "Content-Type": "application/json"}
+	for _, c := range []struct{ name, body, want string }{
+		{"python exits", `{"code":"import os\nos._exit(3)"}`, "InterpreterExited"},
+		{"bash command fails", `{"code":"echo hi; false","language":"bash"}`, "ExitStatus"},
+	} {
+		status, body := call(t, ts, "POST", "/execute", h, c.body)
+		if status != 200 {
+			t.Fatalf("%s: %d %s", c.name, status, body)
+		}
+		var errs []string
+		var last string
+		for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+			var ev map[string]any
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("%s: line %q: %v", c.name, line, err)
+			}
+			last, _ = ev["type"].(string)
+			if last == "error" {
+				name, _ := ev["name"].(string)
+				errs = append(errs, name)
+			}
+		}
+		if len(errs) != 1 || errs[0] != c.want || last != "end_of_execution" {
+			t.Errorf("%s: error events %q (want one %s), last %q:\n%s", c.name, errs, c.want, last, body)
+		}
+	}
+}
