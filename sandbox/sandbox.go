@@ -157,13 +157,13 @@ type Result struct {
 	Files []FileInfo `json:"files,omitempty"`
 	// FilesTruncated is set when there were more changed files than reported.
 	FilesTruncated bool `json:"files_truncated,omitempty"`
-	// Runtime names the runtime that ran the request; Pooled tells whether a
-	// pre-started sandbox served it.
 	// Compile is the compile step's own result, for a compiled language
 	// (its Stdout and Stderr hold the compiler's diagnostics).
 	Compile *Result `json:"compile,omitempty"`
-	Runtime string  `json:"runtime"`
-	Pooled  bool    `json:"pooled"`
+	// Runtime names the runtime that ran the request; Pooled tells whether a
+	// pre-started sandbox served it.
+	Runtime string `json:"runtime"`
+	Pooled  bool   `json:"pooled"`
 }
 
 // OK reports whether the program ran to completion with exit code 0.

@@ -296,7 +296,7 @@ func TestBadInput(t *testing.T) {
 		{"absolute path", "POST", "/v1/exec", nil, nil, `{"code": "1", "files": [{"path": "/etc/x", "content": ""}]}`, 400, "bad_request"},
 		{"two contents", "POST", "/v1/exec", nil, nil, `{"code": "1", "files": [{"path": "a", "content": "", "content_base64": ""}]}`, 400, "bad_request"},
 		{"bad base64", "POST", "/v1/exec", nil, nil, `{"code": "1", "files": [{"path": "a", "content_base64": "***"}]}`, 400, "bad_request"},
-		{"session language", "POST", "/v1/sessions", nil, nil, `{"language": "node"}`, 400, "bad_request"},
+		{"session language", "POST", "/v1/sessions", nil, nil, `{"language": "c"}`, 400, "bad_request"},
 		{"session unknown language", "POST", "/v1/sessions", nil, nil, `{"language": "cobol"}`, 400, "bad_request"},
 		{"session limits", "POST", "/v1/sessions", nil, nil, `{"limits": {"processes": 100000}}`, 400, "bad_request"},
 		{"session path with ..", "POST", "/v1/sessions", nil, nil, `{"files": [{"path": "a/../../b", "content": "x"}]}`, 400, "bad_request"},

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/toolchain"
 	"github.com/coderun/coderun/server"
 )
 
@@ -19,6 +20,8 @@ type execRequest struct {
 	// FileContents asks for the content of files out, up to this many
 	// bytes each (see sandbox.Request.FileContents).
 	FileContents size `json:"file_contents,omitempty"`
+	// CompileArgs are added to a compiled language's compiler.
+	CompileArgs []string `json:"compile_args,omitempty"`
 }
 
 // exec runs code once in a fresh sandbox and answers its sandbox.Result.
@@ -72,11 +75,15 @@ func (in execRequest) request(defaults sandbox.Limits) (sandbox.Request, error) 
 		lang = sandbox.Python
 	}
 	req := sandbox.Request{Language: lang, Code: in.Code, Name: in.Name, Files: fs, Env: in.Env,
-		Limits: limits, FileContents: int64(in.FileContents)}
+		Limits: limits, FileContents: int64(in.FileContents), CompileArgs: in.CompileArgs}
 	if in.Stdin != "" {
 		req.Stdin = []byte(in.Stdin)
 	}
-	if _, err := req.Validate(defaults); err != nil {
+	// Any language of the table: the runtime is wrapped by
+	// sandbox/toolchain, which compiles and runs the ones runtimes do not
+	// start themselves (a missing toolchain is refused when it runs).
+	req.Limits = req.Limits.WithDefaults(defaults)
+	if err := toolchain.Validate(&req); err != nil {
 		return sandbox.Request{}, err
 	}
 	return req, nil

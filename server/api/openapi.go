@@ -1,7 +1,7 @@
 package api
 
 import (
-	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/server"
 )
 
@@ -97,14 +97,9 @@ func Doc() *server.APIDoc {
 	}
 }
 
-// languages are the languages one-shot runs take.
-func languages() []string {
-	var out []string
-	for _, l := range sandbox.Languages() {
-		out = append(out, string(l))
-	}
-	return out
-}
+// languages are the languages one-shot runs take: every language of the
+// table (compiled ones through sandbox/toolchain).
+func languages() []string { return language.Names() }
 
 func param(name, in, desc string) map[string]any {
 	return map[string]any{"name": name, "in": in, "required": true, "description": desc, "schema": map[string]any{"type": "string"}}
@@ -158,7 +153,7 @@ func schemas() map[string]any {
 		map[string]any{"type": "number", "minimum": 0, "description": "Seconds."}}}
 	sizeOrBytes := map[string]any{"oneOf": []any{map[string]any{"type": "integer", "minimum": 0, "description": "Bytes."},
 		map[string]any{"type": "string", "description": "A size such as \"256MiB\"."}}}
-	reasons := []string{"exited", "timeout", "cpu_limit", "memory_limit", "output_limit", "killed", "setup_error"}
+	reasons := []string{"exited", "timeout", "cpu_limit", "memory_limit", "output_limit", "killed", "setup_error", "compile_error"}
 	usage := obj([]string{"wall_ms", "cpu_user_ms", "cpu_system_ms", "peak_memory_bytes"}, map[string]any{
 		"wall_ms": typ("number", "Elapsed time."), "cpu_user_ms": typ("number", "User CPU time."),
 		"cpu_system_ms": typ("number", "System CPU time."), "peak_memory_bytes": typ("integer", "Peak memory of the whole sandbox."),
@@ -187,6 +182,7 @@ func schemas() map[string]any {
 			"env":           map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 			"limits":        server.Ref("Limits"),
 			"file_contents": sizeOrBytes,
+			"compile_args":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Arguments added to a compiled language's compiler (-std=c++20, -O2)."},
 		}),
 		"FileInfo": obj([]string{"path", "kind", "size", "mode", "created"}, map[string]any{
 			"path": typ("string", "Relative to the workspace."), "kind": enum("", "file", "dir", "symlink", "other"),
@@ -203,9 +199,10 @@ func schemas() map[string]any {
 			"reason": enum("Why the run ended.", reasons...), "error": typ("string", "A setup error's explanation, or detail."),
 			"usage": server.Ref("Usage"), "files": arr(server.Ref("FileInfo")), "files_truncated": typ("boolean", ""),
 			"runtime": typ("string", "The runtime that ran it."), "pooled": typ("boolean", "A pre-started sandbox served it."),
+			"compile": server.Ref("Result"),
 		}),
 		"SessionRequest": obj(nil, map[string]any{
-			"language":     enum("The language; default python.", "python", "bash"),
+			"language":     enum("The language; default python.", language.NativeNames()...),
 			"limits":       server.Ref("Limits"),
 			"files":        arr(server.Ref("FileIn")),
 			"env":          map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/sse"
@@ -16,7 +18,7 @@ import (
 
 // sessionRequest creates a session: POST /v1/sessions.
 type sessionRequest struct {
-	// Language is python (the default) or bash.
+	// Language is python (the default), bash or node.
 	Language sandbox.Language  `json:"language,omitempty"`
 	Limits   limitsIn          `json:"limits"`
 	Files    []fileIn          `json:"files,omitempty"`
@@ -94,8 +96,8 @@ func (a *API) sessionConfig(in sessionRequest) (session.Config, time.Duration, e
 	if lang == "" {
 		lang = sandbox.Python
 	}
-	if lang != sandbox.Python && lang != sandbox.Bash {
-		return session.Config{}, 0, badInput(fmt.Sprintf("language %q has no sessions: want python or bash", lang))
+	if !slices.Contains(language.Native(), lang) {
+		return session.Config{}, 0, badInput(fmt.Sprintf("language %q has no sessions: want %s", lang, strings.Join(language.NativeNames(), ", ")))
 	}
 	cfg := a.opts.Session(lang)
 	cfg.Language = lang
