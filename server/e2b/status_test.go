@@ -341,13 +341,14 @@ func TestRawUpload(t *testing.T) {
 // — its interpreter exits, or a bash cell's last command fails — still
 // ends in an error event, so that the SDK's execution.error is set: the
 // session adds these errors once the cell is over, not as outputs
-// streamed while it runs.
+// streamed while it runs. An error that was streamed is written once.
 func TestExecuteErrorAfterCell(t *testing.T) {
 	_, ts := newServer(t, e2b.Options{InsecureLocal: true})
 	h := map[string]string{"E2b-Sandbox-Port": e2b.InterpreterPort, "Content-Type": "application/json"}
 	for _, c := range []struct{ name, body, want string }{
 		{"python exits", `{"code":"import os\nos._exit(3)"}`, "InterpreterExited"},
 		{"bash command fails", `{"code":"echo hi; false","language":"bash"}`, "ExitStatus"},
+		{"python raises (streamed, written once)", `{"code":"1/0"}`, "ZeroDivisionError"},
 	} {
 		status, body := call(t, ts, "POST", "/execute", h, c.body)
 		if status != 200 {
