@@ -52,6 +52,12 @@ var ErrInvalid = errors.New("invalid request")
 // cannot be run here); the error says what is missing.
 var ErrUnavailable = errors.New("language unavailable")
 
+// ErrFileKind is wrapped by the error that refuses a workspace file
+// operation because of what is at the path: reading a directory as a file,
+// writing over a directory, making a directory where a file is. The
+// request, not the sandbox, is at fault (the HTTP API answers 409).
+var ErrFileKind = errors.New("wrong kind of file")
+
 // Request is one program to run.
 type Request struct {
 	// Language selects the interpreter: see Languages.

@@ -96,7 +96,7 @@ func writeFile(root *os.Root, p string, mode fs.FileMode, uid, gid int, r io.Rea
 	}
 	fi, err := w.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is in the way: not a regular file", kindOf(fi.Mode()))
+		err = fmt.Errorf("%w: %s is in the way: not a regular file", sandbox.ErrFileKind, kindOf(fi.Mode()))
 	}
 	if err == nil {
 		err = w.Truncate(0)
@@ -122,7 +122,7 @@ func writeFile(root *os.Root, p string, mode fs.FileMode, uid, gid int, r io.Rea
 func mkdirAllOwned(root *os.Root, dir string, uid, gid int) error {
 	if fi, err := root.Lstat(dir); err == nil {
 		if !fi.IsDir() {
-			return fmt.Errorf("%s is not a directory", dir)
+			return fmt.Errorf("%w: %s is not a directory", sandbox.ErrFileKind, dir)
 		}
 		return nil
 	}
@@ -324,7 +324,7 @@ func ReadFile(dir, p string, max int64) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("workspace: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, false, fmt.Errorf("workspace: %s is a %s, not a regular file", p, kindOf(fi.Mode()))
+		return nil, false, fmt.Errorf("workspace: %w: %s is a %s, not a regular file", sandbox.ErrFileKind, p, kindOf(fi.Mode()))
 	}
 	budget, err := ContentBudget(root)
 	if err != nil {

@@ -344,6 +344,35 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestStreamingOutputsArriveBeforeTheCellEnds: an output written before a
+// TestFileOnDirectory: reading a directory, writing over one, or writing
+// below a regular file is the client's mistake: a 409 conflict with a JSON
+// error, not a 500 (the tester saw "d is a dir, not a regular file" as an
+// internal error).
+func TestFileOnDirectory(t *testing.T) {
+	h := newHarness(t, nil)
+	s := h.createSession(aliceKey, nil)
+	if r := h.call(aliceKey, "PUT", "/v1/sessions/{id}/files/{path}", []string{s.ID, "d/x.txt"}, nil, []byte("x")); r.status != 201 {
+		t.Fatalf("upload: %d %s", r.status, r.body)
+	}
+	for _, c := range []struct {
+		name, method, path string
+		body               any
+	}{
+		{"download a directory", "GET", "d", nil},
+		{"upload over a directory", "PUT", "d", []byte("y")},
+		{"upload below a file", "PUT", "d/x.txt/y", []byte("y")},
+		{"upload below a file's child", "PUT", "d/x.txt/y/z", []byte("y")},
+	} {
+		r := h.call(aliceKey, c.method, "/v1/sessions/{id}/files/{path}", []string{s.ID, c.path}, nil, c.body)
+		if r.status != 409 || r.errCode(t) != "conflict" {
+			t.Errorf("%s: %d %s, want 409 conflict", c.name, r.status, r.body)
+		}
+	}
+	if r := h.call(aliceKey, "GET", "/v1/sessions/{id}/files/{path}", []string{s.ID, "d/x.txt"}, nil, nil); r.status != 200 || string(r.body) != "x" {
+		t.Errorf("d/x.txt after the refused uploads: %d %q", r.status, r.body)
+	}
+}
+
 // pause reaches the client before the cell ends.
 func TestStreamingOutputsArriveBeforeTheCellEnds(t *testing.T) {
 	h := newHarness(t, nil)

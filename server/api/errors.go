@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"syscall"
 
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/server"
@@ -14,7 +15,9 @@ import (
 
 // writeErr answers err with the status its kind calls for: an invalid
 // request 400, an unknown (or another tenant's, or evicted) session or
-// file 404, a tenant's limit 429, a full server 503, anything else 500.
+// file 404, a path that names the wrong kind of file (a directory to read,
+// a file where a directory must be) 409, a tenant's limit 429, a full
+// server 503, anything else 500.
 func writeErr(w http.ResponseWriter, err error) {
 	var le *server.LimitError
 	switch {
@@ -25,6 +28,8 @@ func writeErr(w http.ResponseWriter, err error) {
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrEvicted), errors.Is(err, session.ErrClosed),
 		errors.Is(err, fs.ErrNotExist):
 		server.WriteError(w, http.StatusNotFound, server.CodeNotFound, err.Error())
+	case errors.Is(err, sandbox.ErrFileKind), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
+		server.WriteError(w, http.StatusConflict, server.CodeConflict, err.Error())
 	case errors.Is(err, sandbox.ErrTooLarge):
 		server.WriteError(w, http.StatusRequestEntityTooLarge, server.CodeTooLarge, err.Error())
 	case errors.Is(err, session.ErrFull):

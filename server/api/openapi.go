@@ -21,6 +21,8 @@ func Doc() *server.APIDoc {
 			switch c {
 			case "404":
 				out[c] = server.ErrorResponse("No such session of the tenant's (unknown, another tenant's, closed or evicted), or no such file.")
+			case "409":
+				out[c] = server.ErrorResponse("The path names the wrong kind of file: a directory to download or to write over, or a file where a directory must be.")
 			case "413":
 				out[c] = server.ErrorResponse("The request body is larger than the server's cap.")
 			case "415":
@@ -81,13 +83,13 @@ func Doc() *server.APIDoc {
 				with(errs("404"), "200", jsonResponse("The files.", "FileList")))},
 			"/v1/sessions/{id}/files/{path}": map[string]any{
 				"get": map[string]any{"summary": "Download a regular file of the workspace.", "tags": []any{"sessions"}, "parameters": []any{id, path},
-					"responses": with(errs("404"), "200", map[string]any{"description": "The file's bytes.",
+					"responses": with(errs("404", "409"), "200", map[string]any{"description": "The file's bytes.",
 						"content": map[string]any{"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}}}})},
 				"put": map[string]any{"summary": "Upload a file into the workspace (replacing one of that path).", "tags": []any{"sessions"},
 					"parameters": []any{id, path, map[string]any{"name": "mode", "in": "query", "required": false, "description": "Octal permission bits (default 0644).",
 						"schema": map[string]any{"type": "string", "pattern": "^0?[0-7]{1,3}$"}}},
 					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}}}},
-					"responses":   with(errs("404", "413"), "201", jsonResponse("Written.", "Upload"))},
+					"responses":   with(errs("404", "409", "413"), "201", jsonResponse("Written.", "Upload"))},
 			},
 			"/v1/sessions/{id}/notebook": map[string]any{"get": sessionOp("Export the session as a Jupyter notebook (nbformat 4).",
 				with(errs("404"), "200", map[string]any{"description": "The notebook.",
