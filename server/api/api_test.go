@@ -395,6 +395,68 @@ func TestStreamingOutputsArriveBeforeTheCellEnds(t *testing.T) {
 	}
 }
 
+// TestStreamSendsEveryOutput: with Accept: text/event-stream every output
+// of the cell is an output event before done, once, including those the
+// session adds as the cell ends (the interpreter exited, a bash cell's
+// last command failed, the time limit's note), which were only in done.
+func TestStreamSendsEveryOutput(t *testing.T) {
+	h := newHarness(t, nil)
+	py := h.createSession(aliceKey, nil)
+	sh := h.createSession(aliceKey, map[string]any{"language": "bash"})
+	type out struct {
+		Type  string `json:"output_type"`
+		Name  string `json:"name"`
+		Text  string `json:"text"`
+		Ename string `json:"ename"`
+	}
+	for _, c := range []struct{ name, id, code, want string }{
+		{"exit", py.ID, "print(1, flush=True)\nimport os; os._exit(3)", "InterpreterExited"},
+		{"raise", py.ID, "print(1, flush=True)\nraise ValueError('v')", "ValueError"},
+		{"bash status", sh.ID, "echo hi; false", "ExitStatus"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			events := h.stream(context.Background(), aliceKey, c.id, c.code)
+			if len(events) == 0 || events[len(events)-1].name != "done" {
+				t.Fatalf("events %+v", events)
+			}
+			var streamed []out
+			for _, e := range events[:len(events)-1] {
+				var o out
+				if err := json.Unmarshal(e.data, &o); err != nil || e.name != "output" {
+					t.Fatalf("event %s %s: %v", e.name, e.data, err)
+				}
+				streamed = append(streamed, o)
+			}
+			var cell struct{ Outputs []out }
+			if err := json.Unmarshal(events[len(events)-1].data, &cell); err != nil {
+				t.Fatal(err)
+			}
+			text := map[string]string{}
+			var errs []string
+			for _, o := range streamed {
+				text[o.Name] += o.Text
+				if o.Type == "error" {
+					errs = append(errs, o.Ename)
+				}
+			}
+			var want []string
+			for _, o := range cell.Outputs {
+				switch o.Type {
+				case "error":
+					want = append(want, o.Ename)
+				case "stream":
+					if !strings.Contains(text[o.Name], o.Text) {
+						t.Errorf("%s %q of done was not streamed (streamed %+v)", o.Name, o.Text, streamed)
+					}
+				}
+			}
+			if strings.Join(errs, ",") != strings.Join(want, ",") || !slices.Contains(errs, c.want) {
+				t.Errorf("streamed errors %v, done's %v, want %s once", errs, want, c.want)
+			}
+		})
+	}
+}
+
 // TestStreamClientGoneInterruptsTheCell: a client that stops reading a
 // stream interrupts its cell; the session stays usable.
 func TestStreamClientGoneInterruptsTheCell(t *testing.T) {

@@ -295,9 +295,13 @@ func (a *API) execute(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	ex := session.Exec{Code: in.Code, Timeout: time.Duration(in.Timeout)}
 	var stream *eventStream
+	var sent streamed // the outputs sent as events
 	if wantsEvents(r) {
 		stream = &eventStream{w: w}
-		ex.OnOutput = func(o session.Output) { stream.send("output", o) }
+		ex.OnOutput = func(o session.Output) {
+			sent.note(o)
+			stream.send("output", o)
+		}
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		defer func() {
@@ -335,10 +339,61 @@ func (a *API) execute(w http.ResponseWriter, r *http.Request) {
 		cell.Outputs = []session.Output{} // a list, even empty
 	}
 	if stream != nil {
+		// The outputs the session added as the cell ended (the
+		// interpreter's exit or death, a bash cell's failed last command,
+		// the time limit's note) do not reach OnOutput: send them first.
+		for _, o := range sent.unsent(cell.Outputs) {
+			stream.send("output", o)
+		}
 		stream.send("done", cell)
 		return
 	}
 	server.WriteJSON(w, http.StatusOK, cell)
+}
+
+// streamed records the outputs a cell sent as events as they arrived:
+// the text of each stream and the number of errors.
+type streamed struct {
+	text   map[string]string
+	errors int
+}
+
+func (s *streamed) note(o session.Output) {
+	switch o.Type {
+	case session.TypeStream:
+		if s.text == nil {
+			s.text = map[string]string{}
+		}
+		s.text[o.Name] += o.Text
+	case session.TypeError:
+		s.errors++
+	}
+}
+
+// unsent are the outputs of the ended cell that were not sent: its errors
+// past the number sent (errors are stored one each, in order), and the
+// stream outputs whose text is not part of what was sent of that stream
+// (the pieces sent are stored merged, the session's own notes apart).
+func (s *streamed) unsent(outputs []session.Output) []session.Output {
+	var out []session.Output
+	errs := s.errors
+	for _, o := range outputs {
+		switch o.Type {
+		case session.TypeError:
+			if errs > 0 {
+				errs--
+				continue
+			}
+		case session.TypeStream:
+			if strings.Contains(s.text[o.Name], o.Text) {
+				continue
+			}
+		default:
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 func wantsEvents(r *http.Request) bool {
