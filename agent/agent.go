@@ -166,6 +166,15 @@ type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (Verdict, error)
 }
 
+// NotingApprover is an [Approver] whose person may add a note to the
+// decision: the agent calls ApproveNoted instead of Approve and records
+// the note with the decision (a rejection's note also goes back to the
+// model), as [Decide] does with its note.
+type NotingApprover interface {
+	Approver
+	ApproveNoted(ctx context.Context, req ApprovalRequest) (v Verdict, note string, err error)
+}
+
 // ApproverFunc adapts a function to [Approver].
 type ApproverFunc func(ctx context.Context, req ApprovalRequest) (Verdict, error)
 

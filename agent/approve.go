@@ -49,7 +49,15 @@ func (r *runner) approve(ctx context.Context) (transition, error) {
 	if r.cfg.Approver == nil {
 		return transition{pause: true}, nil
 	}
-	v, err := r.cfg.Approver.Approve(ctx, ApprovalRequest{RunID: r.run.ID, Language: p.Language, Code: p.Code, Decision: *p.Decision})
+	ar := ApprovalRequest{RunID: r.run.ID, Language: p.Language, Code: p.Code, Decision: *p.Decision}
+	var v Verdict
+	var note string
+	var err error
+	if na, ok := r.cfg.Approver.(NotingApprover); ok {
+		v, note, err = na.ApproveNoted(ctx, ar)
+	} else {
+		v, err = r.cfg.Approver.Approve(ctx, ar)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return r.cancel(), nil
@@ -59,9 +67,9 @@ func (r *runner) approve(ctx context.Context) (transition, error) {
 	if v == Defer {
 		return transition{pause: true}, nil
 	}
-	t := r.decided(v, "terminal", "")
+	t := r.decided(v, "terminal", note)
 	if v == Reject {
-		return r.sendBack(t, "at the terminal", ""), nil
+		return r.sendBack(t, "at the terminal", note), nil
 	}
 	return t, nil
 }
