@@ -18,5 +18,7 @@
 // limit, a policy denial) is a tool result with isError set and the
 // traceback, never a protocol error. Long executions send progress
 // notifications when the client asks for them, and a client's
-// cancellation interrupts the running cell.
+// cancellation interrupts the running cell, as does an HTTP client's
+// hanging up mid-call. resources/list gives the tenant's session files and
+// recent runs, and clients are told when that list changes.
 package mcp

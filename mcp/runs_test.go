@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/llm/llmtest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -161,5 +162,46 @@ func TestBadInputIsAnErrorResult(t *testing.T) {
 	}
 	if r := call(t, cs, "session_run", map[string]any{"session": "slow", "code": "print(kept)"}); !r.IsError || !strings.Contains(text(r), "NameError") {
 		t.Errorf("after a restart: %s", text(r))
+	}
+}
+
+// TestAskElicitationNote: the user's note in the elicitation form is
+// recorded with the decision.
+func TestAskElicitationNote(t *testing.T) {
+	e := newEnv(t, llmtest.RunCode("c1", "python", flagged), llmtest.Reply("The child process said 42; the chart is chart.png."))
+	var schema any
+	cs := e.connect("alice", &sdk.ClientOptions{ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+		schema = req.Params.RequestedSchema
+		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "approve", "note": "  echo is harmless  "}}, nil
+	}})
+	r := call(t, cs, "ask", map[string]any{"task": "What does a child process echo?"})
+	if r.IsError {
+		t.Fatalf("ask: %s", text(r))
+	}
+	if b, _ := json.Marshal(schema); !strings.Contains(string(b), `"note"`) {
+		t.Errorf("the elicitation form asks for no note: %s", b)
+	}
+	rr, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: structured(t, r)["uri"].(string)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Steps []struct {
+			Kind string          `json:"kind"`
+			Data json.RawMessage `json:"data"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(rr.Contents[0].Text), &rec); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, s := range rec.Steps {
+		var a agent.Approval
+		if s.Kind == string(agent.StepApproval) && json.Unmarshal(s.Data, &a) == nil && a.Decision == "approved" {
+			notes = append(notes, a.Note)
+		}
+	}
+	if len(notes) != 1 || notes[0] != "echo is harmless" {
+		t.Errorf("the approval's notes: %q\n%s", notes, rr.Contents[0].Text)
 	}
 }

@@ -296,46 +296,78 @@ func answerOf(ctx context.Context, st store.Tenant, runID string) *agent.Answer 
 // approver asks the client's user about flagged code, by elicitation,
 // when the client supports it; otherwise (or when the user dismisses the
 // question) the run pauses for run_decide.
-func approver(req *sdk.CallToolRequest) agent.Approver {
-	return agent.ApproverFunc(func(ctx context.Context, ar agent.ApprovalRequest) (agent.Verdict, error) {
-		if req == nil || req.Session == nil {
-			return agent.Defer, nil
-		}
-		ip := req.Session.InitializeParams()
-		if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-			return agent.Defer, nil
-		}
-		var findings strings.Builder
-		for _, f := range ar.Decision.Causes {
-			fmt.Fprintf(&findings, "! %s\n", f)
-		}
-		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{
-			Message: fmt.Sprintf("coderun's policy asks before this %s code runs (run %s):\n\n%s\n\n%s%s",
-				ar.Language, ar.RunID, ar.Code, findings.String(), ar.Decision.Explanation),
-			RequestedSchema: map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"decision": map[string]any{"type": "string", "title": "Decision", "enum": []string{"approve", "reject", "always"},
-						"description": "approve: run it; reject: tell the model, which may rewrite it; always: approve code flagged by the same rules for the rest of the run"},
-				},
-				"required": []string{"decision"},
+func approver(req *sdk.CallToolRequest) agent.Approver { return elicitApprover{req} }
+
+// elicitApprover asks the client's user about flagged code through
+// elicitation, when the client supports it, with an optional note that is
+// recorded with the decision; otherwise the run pauses for run_decide.
+type elicitApprover struct{ req *sdk.CallToolRequest }
+
+// Approve is ApproveNoted without the note.
+func (a elicitApprover) Approve(ctx context.Context, ar agent.ApprovalRequest) (agent.Verdict, error) {
+	v, _, err := a.ApproveNoted(ctx, ar)
+	return v, err
+}
+
+// ApproveNoted asks the user and returns the decision and its note.
+func (a elicitApprover) ApproveNoted(ctx context.Context, ar agent.ApprovalRequest) (agent.Verdict, string, error) {
+	req := a.req
+	if req == nil || req.Session == nil {
+		return agent.Defer, "", nil
+	}
+	ip := req.Session.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return agent.Defer, "", nil
+	}
+	var findings strings.Builder
+	for _, f := range ar.Decision.Causes {
+		fmt.Fprintf(&findings, "! %s\n", f)
+	}
+	res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{
+		Message: fmt.Sprintf("coderun's policy asks before this %s code runs (run %s):\n\n%s\n\n%s%s",
+			ar.Language, ar.RunID, ar.Code, findings.String(), ar.Decision.Explanation),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"decision": map[string]any{"type": "string", "title": "Decision", "enum": []string{"approve", "reject", "always"},
+					"description": "approve: run it; reject: tell the model, which may rewrite it; always: approve code flagged by the same rules for the rest of the run"},
+				"note": map[string]any{"type": "string", "title": "Note", "maxLength": maxNote,
+					"description": "optional: why; recorded with the decision, and a rejection's note goes back to the model"},
 			},
-		})
-		switch {
-		case ctx.Err() != nil:
-			return "", ctx.Err()
-		case err != nil:
-			return agent.Defer, nil // the client could not ask: decide later with run_decide
-		case res.Action == "decline":
-			return agent.Reject, nil
-		case res.Action != "accept":
-			return agent.Defer, nil
-		}
-		d, _ := res.Content["decision"].(string)
-		v, err := agent.ParseVerdict(d)
-		if err != nil {
-			return agent.Defer, nil
-		}
-		return v, nil
+			"required": []string{"decision"},
+		},
 	})
+	switch {
+	case ctx.Err() != nil:
+		return "", "", ctx.Err()
+	case err != nil:
+		return agent.Defer, "", nil // the client could not ask: decide later with run_decide
+	case res.Action == "decline":
+		return agent.Reject, "", nil
+	case res.Action != "accept":
+		return agent.Defer, "", nil
+	}
+	d, _ := res.Content["decision"].(string)
+	v, err := agent.ParseVerdict(d)
+	if err != nil {
+		return agent.Defer, "", nil
+	}
+	note, _ := res.Content["note"].(string)
+	return v, clipNote(note), nil
+}
+
+// maxNote bounds a note given through elicitation, in bytes.
+const maxNote = 2000
+
+// clipNote trims a note and cuts it at maxNote bytes, between characters.
+func clipNote(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= maxNote {
+		return s
+	}
+	n := maxNote
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
