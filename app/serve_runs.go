@@ -26,6 +26,7 @@ func agentRuns(s *Services) (server.Surface, error) {
 	if err != nil {
 		return server.Surface{}, err
 	}
+	s.OnShutdown(svc.Shutdown) // the event streams end; Close suspends the runs
 	s.OnClose(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), c.Server.Grace)
 		defer cancel()
@@ -41,6 +42,7 @@ func evalJobs(s *Services) (server.Surface, error) {
 	if err != nil {
 		return server.Surface{}, err
 	}
+	s.OnShutdown(svc.Shutdown) // running jobs are cancelled; their streams end
 	s.OnClose(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), s.Config.Server.Grace)
 		defer cancel()

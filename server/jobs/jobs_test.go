@@ -61,6 +61,7 @@ type env struct {
 	t    *testing.T
 	http *httptest.Server
 	doc  *openapitest.Checker
+	svc  *jobs.Service
 }
 
 // The tenants' keys.
@@ -96,7 +97,7 @@ func newEnv(t *testing.T, opts jobs.Options) *env {
 		_ = svc.Close(ctx)
 		srv.Close()
 	})
-	return &env{t: t, http: srv, doc: doc}
+	return &env{t: t, http: srv, doc: doc, svc: svc}
 }
 
 func (e *env) do(tenant, method, path string, body any, out any) (int, []byte) {
@@ -270,6 +271,28 @@ func TestJobCancelAndBounds(t *testing.T) {
 	}
 	if code, _ := e.do("", "GET", "/v1/jobs", nil, nil); code != http.StatusUnauthorized {
 		t.Errorf("no tenant: %d", code)
+	}
+}
+
+// TestJobShutdown: a server shutting down cancels its running jobs, saying
+// why, and their event streams end with "end" then (they held the
+// shutdown for its whole grace period); no job is taken after.
+func TestJobShutdown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, jobs.Options{Concurrency: 1})
+	slow := `{"id": "slow", "code": "import time\ntime.sleep(60)", "test": ""}` + "\n"
+	var v jobs.View
+	if code, body := e.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: slow, Limits: input.Limits{WallTime: input.Duration(90 * time.Second), CPUTime: input.Duration(90 * time.Second)}}, &v); code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, body)
+	}
+	start := time.Now()
+	e.svc.Shutdown()
+	names, last := e.events(v.ID)
+	if len(names) == 0 || names[len(names)-1] != "end" || last.Status != jobs.StatusCancelled || last.Error != "the server is shutting down" || time.Since(start) > 20*time.Second {
+		t.Errorf("after shutdown: events %v, job %+v after %s", names, last, time.Since(start))
+	}
+	if code, body := e.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: slow}, nil); code != http.StatusServiceUnavailable {
+		t.Errorf("a job after shutdown: %d %s", code, body)
 	}
 }
 

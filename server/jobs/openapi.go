@@ -58,7 +58,8 @@ func Doc() *server.APIDoc {
 			"/v1/jobs/{id}": map[string]any{"get": op("Get a job: its status, progress and summary so far.", []any{id},
 				with(errs("404"), "200", jsonResp("The job.", "Job")))},
 			"/v1/jobs/{id}/events": map[string]any{"get": op("Follow a job as Server-Sent Events: `verdict` (id: its number) for each verdict, "+
-				"`progress` (the Job) after each batch, `end` (the Job) when it has ended.", []any{id, after},
+				"`progress` (the Job) after each batch, `end` (the Job) when it has ended. A server shutting down cancels its running jobs "+
+				"(status cancelled, error \"the server is shutting down\"), which end their streams.", []any{id, after},
 				with(errs("400", "404"), "200", map[string]any{"description": "The stream of events.", "content": map[string]any{"text/event-stream": map[string]any{
 					"schema": map[string]any{"type": "string", "description": "event: verdict|progress|end; data: a Verdict or the Job."}}}}))},
 			"/v1/jobs/{id}/verdicts": map[string]any{"get": op("The job's verdicts in the order they were made.", []any{id, after},

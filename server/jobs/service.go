@@ -54,7 +54,7 @@ const (
 type Service struct {
 	opts Options
 	base context.Context
-	stop context.CancelFunc
+	stop context.CancelCauseFunc
 	wg   sync.WaitGroup
 
 	mu     sync.Mutex
@@ -76,17 +76,25 @@ func New(opts Options) (*Service, error) {
 	if opts.Keep <= 0 {
 		opts.Keep = DefaultKeep
 	}
-	base, stop := context.WithCancel(context.Background())
+	base, stop := context.WithCancelCause(context.Background())
 	return &Service{opts: opts, base: base, stop: stop, jobs: map[string]*job{}}, nil
 }
 
-// Close cancels the running jobs and waits for them to stop until ctx is
-// done.
-func (s *Service) Close(ctx context.Context) error {
+// Shutdown refuses new jobs and cancels the running ones (status
+// cancelled, error "the server is shutting down"), whose event streams
+// then end with event "end": call it as a shutdown begins, so that the
+// streams need not hold the shutdown for its grace period.
+func (s *Service) Shutdown() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	s.stop()
+	s.stop(errClosed)
+}
+
+// Close cancels the running jobs (see Shutdown) and waits for them to
+// stop until ctx is done.
+func (s *Service) Close(ctx context.Context) error {
+	s.Shutdown()
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
@@ -165,6 +173,9 @@ func (s *Service) submit(tenant string, items []eval.Item, skipped []Skipped, ks
 				j.add(v)
 				return nil
 			})
+		if err != nil && errors.Is(context.Cause(ctx), errClosed) {
+			err = errClosed
+		}
 		j.end(err)
 	}()
 	return j, nil
@@ -232,6 +243,8 @@ func (j *job) end(err error) {
 	switch {
 	case err == nil:
 		j.status = StatusSucceeded
+	case errors.Is(err, errClosed):
+		j.status, j.err = StatusCancelled, err.Error()
 	case errors.Is(err, context.Canceled):
 		j.status = StatusCancelled
 	default:
@@ -259,7 +272,8 @@ type View struct {
 	Status     Status    `json:"status"`
 	CreatedAt  time.Time `json:"created_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
-	// Error says why a failed job failed.
+	// Error says why a failed job failed (or that the server shut down,
+	// cancelling it).
 	Error string `json:"error,omitempty"`
 	// Total is the number of items; Done those with a verdict, Passed
 	// those that passed.

@@ -25,7 +25,9 @@ const (
 // the run), and, once the run has ended, event "end" with the run; then
 // the stream closes. A run paused for approval keeps its stream open: a
 // decision resumes it. A client reconnecting with Last-Event-ID (or
-// ?after=SEQ) gets the steps after that one.
+// ?after=SEQ) gets the steps after that one. When the server shuts down
+// the stream ends with event "shutdown", the run as it is (a run it was
+// driving is suspended, to be resumed).
 func (s *Service) events(w http.ResponseWriter, r *http.Request, st store.Tenant) {
 	run, ok := lookup(w, r, st)
 	if !ok {
@@ -96,6 +98,10 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, st store.Tenant
 		flusher.Flush()
 		select {
 		case <-ctx.Done():
+			return
+		case <-s.shutting:
+			_ = sse.Write(w, "shutdown", "", v)
+			flusher.Flush()
 			return
 		case <-wake:
 		case <-poll.C:

@@ -83,11 +83,12 @@ func Doc() *server.APIDoc {
 			"/v1/runs/{id}/events": map[string]any{"get": op("Follow the run as Server-Sent Events.",
 				"Events: `step` (id: the step's seq; data: a RunStep) for each recorded step, `status` (data: the Run) whenever its shown status changes, "+
 					"and `end` (data: the Run) once it has ended, after which the stream closes. A run awaiting approval keeps its stream open. "+
+					"When the server shuts down the stream ends with `shutdown` (data: the Run as it is; a run the server was driving is suspended, to be resumed). "+
 					"Last-Event-ID or ?after=SEQ resumes after that step.",
 				[]any{id, query("after", "Send the steps after this seq.", map[string]any{"type": "integer", "minimum": 0})},
 				with(errs("400", "404"), "200", map[string]any{"description": "The stream of events.",
 					"content": map[string]any{"text/event-stream": map[string]any{"schema": map[string]any{"type": "string",
-						"description": "event: step|status|end; data: a RunStep or a Run."}}}}))},
+						"description": "event: step|status|end|shutdown; data: a RunStep or a Run."}}}}))},
 			"/v1/runs/{id}/files": map[string]any{"get": op("The run's files (inputs, and what its code wrote) without their contents.", "",
 				[]any{id, query("role", "input or output.", map[string]any{"type": "string", "enum": []any{"input", "output"}})},
 				with(errs("400", "404"), "200", jsonResp("The files.", "RunFileList")))},

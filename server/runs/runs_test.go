@@ -129,6 +129,32 @@ func TestPendingStepApprovedThenCompletes(t *testing.T) {
 	}
 }
 
+// TestShutdownEndsStreams: a stream following a run awaiting approval
+// (which would stay open) ends as the server begins to shut down, with
+// event "shutdown"; it held the shutdown for its whole grace period.
+func TestShutdownEndsStreams(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t,
+		llmtest.RunCode("c1", "python", childCode),
+		llmtest.Reply("The child said 42."),
+	)
+	id := e.startRun(runs.StartRequest{Task: "Ask a child process for a number."})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	evs := e.stream(ctx, id)
+	until(t, evs, isStatus("status", store.StatusAwaitingApproval))
+	e.svc.Shutdown()
+	until(t, evs, isStatus("shutdown", store.StatusAwaitingApproval))
+	select {
+	case ev, ok := <-evs:
+		if ok {
+			t.Errorf("an event after shutdown: %+v", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream is still open after shutdown")
+	}
+}
+
 func TestRejectionGoesBackToTheModel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t,

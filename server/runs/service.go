@@ -102,6 +102,11 @@ type Service struct {
 	stop context.CancelCauseFunc
 	wg   sync.WaitGroup
 
+	// shutting is closed when the server begins to shut down: the event
+	// streams end then (see Shutdown).
+	shutting     chan struct{}
+	shuttingOnce sync.Once
+
 	mu      sync.Mutex
 	closed  bool
 	driving map[runKey]*driving
@@ -129,9 +134,16 @@ func New(opts Options) (*Service, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	base, stop := context.WithCancelCause(context.Background())
-	return &Service{opts: opts, base: base, stop: stop,
+	return &Service{opts: opts, base: base, stop: stop, shutting: make(chan struct{}),
 		driving: map[runKey]*driving{}, active: map[string]int{}, watch: map[runKey]map[chan struct{}]struct{}{}}, nil
 }
+
+// Shutdown ends the event streams, each with event "shutdown" (the run as
+// it is), so that a server shutting down need not wait for streams that
+// would not end by themselves (a run awaiting approval): call it as the
+// shutdown begins. The runs are left to Close, which suspends them,
+// resumable.
+func (s *Service) Shutdown() { s.shuttingOnce.Do(func() { close(s.shutting) }) }
 
 // Close suspends the runs the service drives (agent.ErrSuspended): each is
 // left at its last checkpoint, to be resumed. It waits for them to stop
