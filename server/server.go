@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -57,6 +58,21 @@ const (
 	DefaultMaxBody = 32 << 20
 	DefaultGrace   = 30 * time.Second
 )
+
+// ErrShutdown is the cause with which the contexts of the requests still
+// running end when a shutdown's grace period is over (see Serve): their
+// handlers answer then, saying the server shut down (ShuttingDown).
+var ErrShutdown = errors.New("the server is shutting down")
+
+// ShuttingDown reports whether ctx (a request's) ended because the server
+// shut down: its handler should answer 503 (an event stream: a final
+// event saying so) rather than a cancelled request's answer.
+func ShuttingDown(ctx context.Context) bool { return errors.Is(context.Cause(ctx), ErrShutdown) }
+
+// finalAnswer is how much of the grace period is kept for the requests
+// still running at its end to answer (ErrShutdown) before their
+// connections are closed.
+func finalAnswer(grace time.Duration) time.Duration { return min(grace/4, 5*time.Second) }
 
 // Server is coderun's HTTP server: it authenticates requests (setting the
 // tenant, see WithTenant), enforces the tenants' request rate, caps
@@ -316,6 +332,10 @@ func (s *Server) outer(mux *http.ServeMux) http.Handler {
 			return
 		}
 		mux.ServeHTTP(sw, r)
+		if !sw.wrote && ShuttingDown(r.Context()) {
+			// Stopped by the shutdown without answering: say so.
+			WriteError(sw, http.StatusServiceUnavailable, CodeUnavailable, ErrShutdown.Error()+": the request was stopped")
+		}
 	})
 }
 
@@ -468,9 +488,11 @@ func checkLoopback(addr string) error {
 }
 
 // Serve serves on ln until ctx is done, then shuts down gracefully: it
-// stops accepting, answers /readyz 503, and waits up to the grace period
-// for requests in flight (running cells, streams) to finish before
-// cutting them off. It returns nil after a shutdown asked for by ctx.
+// stops accepting and waits up to the grace period for requests in flight
+// (running cells, streams) to finish. Near its end (the last quarter, at
+// most 5 s) the requests still running have their contexts ended with
+// ErrShutdown, to answer saying so; those that still have not are cut
+// off at its end. It returns nil after a shutdown asked for by ctx.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.opts.InsecureLocal {
 		if err := checkLoopback(ln.Addr().String()); err != nil {
@@ -478,15 +500,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return err
 		}
 	}
+	base, cutOff := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cutOff(nil)
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	for _, f := range s.opts.OnShutdown {
-		hs.RegisterOnShutdown(f)
+		var once sync.Once // Shutdown is called twice, below
+		hs.RegisterOnShutdown(func() { once.Do(f) })
 	}
 	s.opts.Logger.Info("serving", "addr", ln.Addr().String(), "insecure_local", s.opts.InsecureLocal)
 	errc := make(chan error, 1)
@@ -498,9 +523,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.draining.Store(true)
 	s.opts.Logger.Info("shutting down", "grace", s.opts.Grace.String())
-	sctx, cancel := context.WithTimeout(context.Background(), s.opts.Grace)
+	last := finalAnswer(s.opts.Grace)
+	sctx, cancel := context.WithTimeout(context.Background(), s.opts.Grace-last)
 	defer cancel()
 	err := hs.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.opts.Logger.Warn("grace period ending: the requests still running are stopped, to answer that the server shuts down")
+		cutOff(ErrShutdown)
+		fctx, fcancel := context.WithTimeout(context.Background(), last)
+		err = hs.Shutdown(fctx)
+		fcancel()
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		s.opts.Logger.Warn("grace period over: cutting off the requests still running")
 		err = hs.Close()

@@ -46,6 +46,11 @@ func (a *API) exec(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	res, err := a.opts.Runtime.Run(r.Context(), req)
+	if server.ShuttingDown(r.Context()) {
+		// The grace period of a shutdown ended with the run.
+		server.WriteError(w, http.StatusServiceUnavailable, server.CodeUnavailable, server.ErrShutdown.Error()+": the run was stopped")
+		return
+	}
 	if err != nil {
 		writeErr(w, err)
 		return

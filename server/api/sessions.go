@@ -324,6 +324,22 @@ func (a *API) execute(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	cell, err := s.Execute(r.Context(), ex)
+	if server.ShuttingDown(r.Context()) {
+		// The grace period of a shutdown ended with the cell, which was
+		// interrupted: say so (a stream after the outputs it has).
+		msg := server.ErrShutdown.Error() + ": the cell was interrupted"
+		if stream != nil {
+			if err == nil {
+				for _, o := range sent.unsent(cell.Outputs) {
+					stream.send("output", o)
+				}
+			}
+			stream.send("error", server.Error{Code: server.CodeUnavailable, Message: msg})
+			return
+		}
+		server.WriteError(w, http.StatusServiceUnavailable, server.CodeUnavailable, msg)
+		return
+	}
 	if err != nil {
 		if stream != nil && stream.isStarted() {
 			stream.send("error", server.Error{Code: server.CodeInternal, Message: err.Error()})
