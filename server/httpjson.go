@@ -16,8 +16,8 @@ import (
 // {"error": {"code": "not_found", "message": "..."}}.
 type Error struct {
 	// Code is a stable word a client may switch on: bad_request,
-	// unauthorized, not_found, conflict, too_large, unsupported_media_type,
-	// rate_limited, unavailable, internal.
+	// unauthorized, not_found, method_not_allowed, conflict, too_large,
+	// unsupported_media_type, rate_limited, unavailable, internal.
 	Code string `json:"code"`
 	// Message says what was wrong, for a person.
 	Message string `json:"message"`
@@ -28,6 +28,7 @@ const (
 	CodeBadRequest  = "bad_request"
 	CodeAuth        = "unauthorized"
 	CodeNotFound    = "not_found"
+	CodeMethod      = "method_not_allowed"
 	CodeConflict    = "conflict"
 	CodeTooLarge    = "too_large"
 	CodeMediaType   = "unsupported_media_type"

@@ -356,7 +356,7 @@ func unmatched(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
 	}
 	switch rec.status {
 	case http.StatusMethodNotAllowed:
-		WriteError(w, rec.status, CodeBadRequest, fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow")))
+		WriteError(w, rec.status, CodeMethod, fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow")))
 	default:
 		WriteError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s %s (see /openapi.json)", r.Method, r.URL.Path))
 	}
@@ -386,7 +386,7 @@ func classOf(status int) string {
 	case http.StatusNotFound:
 		return CodeNotFound
 	case http.StatusMethodNotAllowed:
-		return CodeBadRequest
+		return CodeMethod
 	case http.StatusUnauthorized:
 		return CodeAuth
 	case http.StatusTooManyRequests:

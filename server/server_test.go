@@ -177,7 +177,7 @@ func TestUnmatchedRoutesAnswerJSON(t *testing.T) {
 		t.Errorf("unknown path: %d %s", w.Code, w.Body)
 	}
 	w := do(t, h, "POST", "/v1/whoami", nil, "")
-	if w.Code != 405 || errorCode(t, w) != server.CodeBadRequest || !strings.Contains(w.Header().Get("Allow"), "GET") {
+	if w.Code != 405 || errorCode(t, w) != "method_not_allowed" || !strings.Contains(w.Header().Get("Allow"), "GET") {
 		t.Errorf("wrong method: %d %s %v", w.Code, w.Body, w.Header())
 	}
 }

@@ -395,6 +395,25 @@ func TestStreamingOutputsArriveBeforeTheCellEnds(t *testing.T) {
 	}
 }
 
+// TestWrongMethod: a method a route does not take is a 405 with its own
+// code and the Allow header (the code was bad_request).
+func TestWrongMethod(t *testing.T) {
+	h := newHarness(t, nil)
+	s := h.createSession(aliceKey, nil)
+	req, _ := http.NewRequest("PATCH", h.url+"/v1/sessions/"+s.ID, strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+aliceKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	r := response{resp.StatusCode, resp.Header, body}
+	if allow := r.header.Get("Allow"); r.status != 405 || r.errCode(t) != "method_not_allowed" || !strings.Contains(allow, "GET") || !strings.Contains(allow, "DELETE") {
+		t.Errorf("PATCH a session: %d %v %s", r.status, r.header, r.body)
+	}
+}
+
 // TestStreamSendsEveryOutput: with Accept: text/event-stream every output
 // of the cell is an output event before done, once, including those the
 // session adds as the cell ends (the interpreter exited, a bash cell's
