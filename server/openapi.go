@@ -63,8 +63,8 @@ func ownDoc() APIDoc {
 	}
 	return APIDoc{Paths: map[string]any{
 		"/healthz": op("Liveness: the process serves HTTP.", map[string]any{"200": status("Alive.", "ok")}),
-		"/readyz": op("Readiness: the server takes requests (503 while shutting down).", map[string]any{
-			"200": status("Ready.", "ready"), "503": ErrorResponse("Not ready, or shutting down.")}),
+		"/readyz": op("Readiness: the server takes requests (503 when not; a server shutting down stops accepting connections at once).", map[string]any{
+			"200": status("Ready.", "ready"), "503": ErrorResponse("Not ready.")}),
 		"/metrics": op("Prometheus metrics in the text exposition format.", map[string]any{
 			"200": map[string]any{"description": "The metrics.", "content": map[string]any{"text/plain": map[string]any{"schema": map[string]any{"type": "string"}}}}}),
 		"/openapi.json": op("This document.", map[string]any{

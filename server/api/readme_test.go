@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bufio"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,4 +77,39 @@ func readmeBlocks(t *testing.T, path, heading, fence string) []string {
 		}
 	}
 	return blocks
+}
+
+// TestReadmeServerClaims holds the README's server section to what can be
+// seen: a literal ".." segment in a URL gets Go's 307 to the cleaned path
+// (the README said 400), /readyz is not claimed to answer 503 while
+// shutting down (the listener closes at once), and /v1/exec's
+// file_contents says its type.
+func TestReadmeServerClaims(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	for _, bad := range []string{"503 while shutting down", "`/readyz` answers 503"} {
+		if strings.Contains(readme, bad) {
+			t.Errorf("the README says %q", bad)
+		}
+	}
+	for _, want := range []string{"`file_contents` (a size", "Go's router answers 307"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("the README does not say %q", want)
+		}
+	}
+	h := newHarness(t, nil)
+	s := h.createSession(aliceKey, nil)
+	req, _ := http.NewRequest("GET", h.url+"/v1/sessions/"+s.ID+"/files/../x", nil)
+	req.Header.Set("Authorization", "Bearer "+aliceKey)
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != 307 || loc != "/v1/sessions/"+s.ID+"/x" {
+		t.Errorf("a literal ..: %d Location %q", resp.StatusCode, loc)
+	}
 }
