@@ -17,6 +17,7 @@ import (
 	"github.com/coderun/coderun/llm/openai"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/linux/linuxtest"
 	"github.com/coderun/coderun/store"
 	"github.com/coderun/coderun/store/sqlite"
 )
@@ -28,17 +29,11 @@ import (
 // they run without root. The tests in sandbox_test.go run code in real
 // sandboxes, for what only a real sandbox shows; they skip without root.
 
-var (
-	rtOnce sync.Once
-	rt     *linux.Runtime
-	rtErr  error
-)
+var shared linuxtest.Shared
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if rt != nil {
-		rt.Close()
-	}
+	shared.Close()
 	os.Exit(code)
 }
 
@@ -46,19 +41,7 @@ func TestMain(m *testing.M) {
 // host cannot run sandboxes.
 func runtime(t *testing.T) *linux.Runtime {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the linux runtime needs root")
-	}
-	rtOnce.Do(func() {
-		if rtErr = linux.Probe().Require(nil); rtErr != nil {
-			return
-		}
-		rt, rtErr = linux.New(linux.Options{})
-	})
-	if rtErr != nil {
-		t.Skip(rtErr)
-	}
-	return rt
+	return shared.Runtime(t)
 }
 
 // protocols runs f once per wire protocol.

@@ -1,23 +1,16 @@
 package app
 
 import (
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/linux/linuxtest"
 )
 
 // The packages named to the model are found in the sandbox itself.
 func TestPythonPackages(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the linux runtime needs root")
-	}
-	rt, err := linux.New(linux.Options{})
-	if err != nil {
-		t.Skip(err)
-	}
-	defer rt.Close()
+	rt := linuxtest.Runtime(t, linux.Options{})
 	got := PythonPackages(t.Context(), rt)
 	for _, want := range []string{"numpy", "pandas", "matplotlib"} { // scripts/setup.sh installs them
 		if !slices.Contains(got, want) {

@@ -13,41 +13,25 @@ import (
 
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/linux/linuxtest"
 	"github.com/coderun/coderun/session"
 )
 
 // shared is one runtime for the package's tests (sandboxes are
 // independent; the runtime is safe for concurrent use).
-var shared struct {
-	once sync.Once
-	rt   *linux.Runtime
-	err  error
-}
+var shared linuxtest.Shared
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.rt != nil {
-		shared.rt.Close()
-	}
+	shared.Close()
 	os.Exit(code)
 }
 
 func runtimeFor(t *testing.T) *linux.Runtime {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("sessions run in the linux runtime, which needs root")
-	}
-	if err := linux.Probe().Require(nil); err != nil {
-		t.Skip(err)
-	}
-	if _, err := os.Stat("/usr/lib/python3/dist-packages/IPython"); err != nil {
-		t.Skip("Debian's python3-ipython is not installed")
-	}
-	shared.once.Do(func() { shared.rt, shared.err = linux.New(linux.Options{}) })
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	return shared.rt
+	rt := shared.Runtime(t)
+	linuxtest.RequireIPython(t)
+	return rt
 }
 
 func newSession(t *testing.T, cfg session.Config) *session.Session {

@@ -11,18 +11,14 @@ import (
 	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/linux/linuxtest"
 	"github.com/coderun/coderun/sandbox/toolchain"
 )
 
 // newRuntime is the linux runtime wrapped, with a state directory of its own.
 func newRuntime(t *testing.T) sandbox.Runtime {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the linux runtime needs root: run the tests as root")
-	}
-	if err := linux.Probe().Require(nil); err != nil {
-		t.Skipf("this host lacks isolation the linux runtime requires:\n%v", err)
-	}
+	linuxtest.Require(t)
 	state, err := os.MkdirTemp("/run", "coderun-toolchain-test-")
 	if err != nil {
 		t.Fatal(err)
@@ -30,14 +26,8 @@ func newRuntime(t *testing.T) sandbox.Runtime {
 	if err := os.Chmod(state, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := linux.New(linux.Options{StateDir: state, Logf: t.Logf})
-	if err != nil {
-		t.Fatalf("linux.New: %v", err)
-	}
-	t.Cleanup(func() {
-		rt.Close()
-		os.RemoveAll(state)
-	})
+	t.Cleanup(func() { os.RemoveAll(state) }) // after the runtime is closed
+	rt := linuxtest.Runtime(t, linux.Options{StateDir: state, Logf: t.Logf})
 	return toolchain.Wrap(rt, toolchain.Options{})
 }
 

@@ -8,15 +8,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coderun/coderun/eval"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/linux/linuxtest"
 	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/input"
 	"github.com/coderun/coderun/server/jobs"
@@ -26,36 +25,13 @@ import (
 // The jobs API is tested over HTTP with real sandboxes, mounted on the
 // server with its authentication; every answer is held to /openapi.json.
 
-var (
-	rtOnce sync.Once
-	rt     sandbox.Runtime
-	rtErr  error
-)
+var shared = linuxtest.Shared{Options: linux.Options{}}
 
+// runtime is the linux runtime, shared by the tests (linuxtest.Shared).
 func runtime(t *testing.T) sandbox.Runtime {
 	t.Helper()
-	rtOnce.Do(func() {
-		if os.Geteuid() != 0 {
-			rtErr = errNoRoot{}
-			return
-		}
-		if rtErr = linux.Probe().Require(nil); rtErr != nil {
-			return
-		}
-		rt, rtErr = linux.New(linux.Options{})
-	})
-	if rtErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("sandboxes are needed in CI: %v", rtErr)
-		}
-		t.Skipf("skipped: no sandboxes here: %v", rtErr)
-	}
-	return rt
+	return shared.Runtime(t)
 }
-
-type errNoRoot struct{}
-
-func (errNoRoot) Error() string { return "the linux runtime needs root" }
 
 type env struct {
 	t    *testing.T

@@ -8,9 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/coderun/coderun/llm/llmtest"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/linux/linuxtest"
 	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/openapitest"
 	"github.com/coderun/coderun/server/runs"
@@ -29,40 +28,14 @@ import (
 // model speaking the real wire protocol (llmtest), mounted on the server
 // with its authentication; every answer is held to /openapi.json.
 
-var (
-	rtOnce sync.Once
-	rt     sandbox.Runtime
-	rtErr  error
-)
+var shared = linuxtest.Shared{Options: linux.Options{}}
 
 // runtime is the linux runtime, shared by the tests. Without root or
 // isolation it skips the test, except in CI, where it fails it.
 func runtime(t *testing.T) sandbox.Runtime {
 	t.Helper()
-	rtOnce.Do(func() {
-		if os.Geteuid() != 0 {
-			rtErr = errNoRoot
-			return
-		}
-		if rtErr = linux.Probe().Require(nil); rtErr != nil {
-			return
-		}
-		rt, rtErr = linux.New(linux.Options{})
-	})
-	if rtErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("sandboxes are needed in CI: %v", rtErr)
-		}
-		t.Skipf("skipped: no sandboxes here: %v", rtErr)
-	}
-	return rt
+	return shared.Runtime(t)
 }
-
-type noRoot struct{}
-
-func (noRoot) Error() string { return "the linux runtime needs root" }
-
-var errNoRoot error = noRoot{}
 
 // env is a runs service over a fresh store, its HTTP server, and the
 // scripted model.

@@ -6,12 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/coderun/coderun/sandbox/linux"
+	"github.com/coderun/coderun/sandbox/linux/linuxtest"
 	"github.com/coderun/coderun/sandbox/toolchain"
 	"github.com/coderun/coderun/server/sandboxfusion"
 	"github.com/coderun/coderun/session"
@@ -20,39 +19,15 @@ import (
 // The surface is tested over real HTTP (httptest on loopback) against real
 // sandboxes, with the request shapes SandboxFusion's clients send.
 
-var (
-	rtOnce sync.Once
-	rt     *linux.Runtime
-	rtErr  error
-)
+var shared = linuxtest.Shared{Options: linux.Options{Pool: 4, Zygote: true}}
 
 // runtime is the linux runtime (with a pool and the zygote, as a server
 // runs it), shared by the tests. Without root or isolation it skips the
 // test, except in CI, where it fails it.
 func runtime(t testing.TB) *linux.Runtime {
 	t.Helper()
-	rtOnce.Do(func() {
-		if os.Geteuid() != 0 {
-			rtErr = errNoRoot{}
-			return
-		}
-		if rtErr = linux.Probe().Require(nil); rtErr != nil {
-			return
-		}
-		rt, rtErr = linux.New(linux.Options{Pool: 4, Zygote: true})
-	})
-	if rtErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("sandboxes are needed in CI: %v", rtErr)
-		}
-		t.Skipf("skipped: no sandboxes here: %v", rtErr)
-	}
-	return rt
+	return shared.Runtime(t)
 }
-
-type errNoRoot struct{}
-
-func (errNoRoot) Error() string { return "the linux runtime needs root" }
 
 // keys is a fixed key table.
 type keys map[string]string
