@@ -1,0 +1,23 @@
+// Package docker is the sandbox runtime that runs each program in a Docker
+// container, through the Docker Engine API (the official Go client; the
+// docker CLI is never run).
+//
+// A one-shot run gets a container of its own: no network, a read-only root,
+// every capability dropped, no-new-privileges, a non-root user, pids,
+// memory and CPU limits and explicit ulimits. Its workspace is a tmpfs the
+// runtime mounts on the host, sized to the request's workspace limit and
+// shared by /work, /tmp and /dev/shm (bind-mounted into the container), so
+// that files are written in and read out on the trusted side with
+// sandbox/hostdir, never following a link. The program is started with an
+// exec into a container that is already running (from a warm pool when one
+// is configured), its code handed to sandbox/bootstrap's bootstrap through a
+// read-only file, and the container is killed and removed after the run.
+//
+// Usage, OOM kills and the final kill of every process are read and done
+// through the container's cgroup on the host (cgroup v1 or v2), so a result
+// says exactly what happened without asking the daemon.
+//
+// The image (Python 3 with numpy, pandas, matplotlib and IPython) is built
+// locally, without a registry, by Import from a debootstrap root (coderun
+// image build); its tag is configurable.
+package docker

@@ -1,0 +1,273 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+	"golang.org/x/sys/unix"
+
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/bootstrap"
+	"github.com/coderun/coderun/sandbox/hostdir"
+)
+
+// cpuPoll is how often the container's CPU time is checked against the limit.
+const cpuPoll = 20 * time.Millisecond
+
+// Run validates req and runs it in a container of its own, which is
+// removed afterwards.
+func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
+	in, err := req.Validate(sandbox.DefaultLimits)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-r.closed:
+		return nil, errors.New("docker runtime: closed")
+	default:
+	}
+	b, pooled, err := r.take(ctx, req.Limits)
+	if err != nil {
+		return setupError(err), nil
+	}
+	defer r.discard(b)
+	snap, err := hostdir.WriteFiles(b.work(), req.Files, r.opts.UID, r.opts.UID)
+	if err != nil {
+		return setupError(fmt.Errorf("placing the input files: %w", err)), nil
+	}
+	argv, err := bootstrap.Argv(in)
+	if err != nil {
+		return setupError(err), nil
+	}
+	if err := os.WriteFile(filepath.Join(b.code(), "payload"), bootstrap.Payload(req.Env, req.Name, req.Code), 0o644); err != nil {
+		return setupError(fmt.Errorf("writing the program: %w", err)), nil
+	}
+	res := r.exec(ctx, b, argv, req.Stdin, req.Limits)
+	res.Pooled = pooled
+	if res.Reason == sandbox.ReasonSetupError {
+		return res, nil
+	}
+	res.Files, res.FilesTruncated, err = hostdir.CollectFiles(b.work(), snap, req.FileContents)
+	if err != nil {
+		res.Error = joinNote(res.Error, "reading the output files: "+err.Error())
+	}
+	return res, nil
+}
+
+// exec runs argv (a bootstrap reading its payload) in b under limits,
+// feeds it stdin, and reports how it ended. Every process in b is dead
+// when it returns.
+func (r *Runtime) exec(ctx context.Context, b *box, argv []string, stdin []byte, l sandbox.Limits) *sandbox.Result {
+	// The container's limits are its own; a program's CPU time and open
+	// files are lowered for it (ulimit sets soft and hard limits alike). The
+	// CPU rlimit is a backstop a second past the limit: the host's own
+	// check of the cgroup's CPU time stops the program at the limit.
+	script := "ulimit -n " + strconv.Itoa(l.OpenFiles) +
+		" && ulimit -c 0 && ulimit -t " + strconv.FormatInt(int64(math.Ceil(l.CPUTime.Seconds()))+1, 10) +
+		" && exec 3<" + payloadPath + " 4>/dev/null && exec \"$@\""
+	cmd := append([]string{"/bin/sh", "-c", script, "sh"}, argv...)
+	user := strconv.Itoa(r.opts.UID) + ":" + strconv.Itoa(r.opts.UID)
+	ex, err := r.cli.ContainerExecCreate(ctx, b.id, container.ExecOptions{
+		User: user, Cmd: cmd, Env: baseEnv, WorkingDir: sandbox.WorkDir,
+		AttachStdin: true, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return setupError(fmt.Errorf("creating the exec: %w", err))
+	}
+	start := time.Now()
+	hj, err := r.cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return setupError(fmt.Errorf("starting the program: %w", err))
+	}
+	defer hj.Close()
+
+	overflow := make(chan struct{})
+	var once sync.Once
+	over := func() { once.Do(func() { close(overflow) }) }
+	stdout := &capped{max: l.OutputBytes, over: over}
+	stderr := &capped{max: l.OutputBytes, over: over}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = stdcopy.StdCopy(stdout, stderr, hj.Reader)
+	}()
+	go func() {
+		if len(stdin) > 0 {
+			_, _ = hj.Conn.Write(stdin)
+		}
+		_ = hj.CloseWrite()
+	}()
+
+	ended, err := r.watch(ctx, ex.ID)
+	if err != nil {
+		_ = b.cg.killAll()
+		return setupError(err)
+	}
+	res := &sandbox.Result{Runtime: Name}
+	var reason sandbox.Reason
+	tick := time.NewTicker(cpuPoll)
+	defer tick.Stop()
+	wall := time.NewTimer(l.WallTime)
+	defer wall.Stop()
+wait:
+	for {
+		select {
+		case <-ended:
+			break wait
+		case <-overflow:
+			reason = sandbox.ReasonOutputLimit
+		case <-wall.C:
+			reason = sandbox.ReasonTimeout
+		case <-ctx.Done():
+			reason = sandbox.ReasonKilled
+			res.Error = "stopped: " + ctx.Err().Error()
+		case <-r.closed:
+			reason = sandbox.ReasonKilled
+			res.Error = "stopped: the runtime closed"
+		case <-tick.C:
+			if u, s, err := b.cg.cpu(); err == nil && u+s >= l.CPUTime {
+				reason = sandbox.ReasonCPULimit
+			}
+		}
+		if reason != "" {
+			break
+		}
+	}
+	res.Usage.Wall = time.Since(start)
+	// The program, its background processes and the container's init end
+	// here: nothing of the run outlives it.
+	if err := b.cg.killAll(); err != nil {
+		res.Error = joinNote(res.Error, err.Error())
+	}
+	select {
+	case <-copied:
+	case <-time.After(5 * time.Second):
+		res.Error = joinNote(res.Error, "the output stream did not end after the program's")
+	}
+	res.Stdout, res.StdoutTruncated = stdout.buf.String(), stdout.truncated
+	res.Stderr, res.StderrTruncated = stderr.buf.String(), stderr.truncated
+	res.Usage.CPUUser, res.Usage.CPUSystem, _ = b.cg.cpu()
+	res.Usage.PeakMemory, _ = b.cg.peakMemory()
+
+	if reason != "" {
+		res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
+		return res
+	}
+	code, err := r.exitCode(ex.ID)
+	if err != nil {
+		res.Reason, res.ExitCode = sandbox.ReasonKilled, -1
+		res.Error = joinNote(res.Error, err.Error())
+		return res
+	}
+	res.Reason, res.ExitCode = sandbox.ReasonExited, code
+	// The engine reports a program a signal ended as 128+N, as a shell does.
+	if code > 128 && code < 128+65 {
+		res.ExitCode, res.Signal = -1, unix.SignalName(syscall.Signal(code-128))
+	}
+	if n, err := b.cg.oomKills(); err == nil && n > 0 {
+		res.Reason = sandbox.ReasonMemoryLimit
+	} else if (res.Signal == "SIGXCPU" || res.Signal == "SIGKILL") && res.Usage.CPU() >= l.CPUTime {
+		res.Reason = sandbox.ReasonCPULimit
+	}
+	return res
+}
+
+// watch returns a channel closed when the exec's process has ended, seen
+// on the host through a pidfd.
+func (r *Runtime) watch(ctx context.Context, execID string) (<-chan struct{}, error) {
+	ended := make(chan struct{})
+	var pid int
+	for i := 0; ; i++ {
+		ins, err := r.cli.ContainerExecInspect(ctx, execID)
+		if err != nil {
+			return nil, fmt.Errorf("inspecting the exec: %w", err)
+		}
+		if ins.Pid != 0 && ins.Running {
+			pid = ins.Pid
+			break
+		}
+		if !ins.Running && ins.Pid != 0 || i > 500 {
+			close(ended) // it has ended already
+			return ended, nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		close(ended)
+		return ended, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("watching the program: %w", err)
+	}
+	go func() {
+		defer unix.Close(fd)
+		defer close(ended)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				return
+			}
+		}
+	}()
+	return ended, nil
+}
+
+// exitCode waits for the engine to record the exec's exit and returns its code.
+func (r *Runtime) exitCode(execID string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		ins, err := r.cli.ContainerExecInspect(ctx, execID)
+		if err != nil {
+			return -1, fmt.Errorf("reading the exit code: %w", err)
+		}
+		if !ins.Running {
+			return ins.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, errors.New("the engine did not record the program's exit")
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// capped keeps the first max bytes written to it and calls over once more
+// come; it accepts everything, so the stream goes on being drained.
+type capped struct {
+	buf       bytes.Buffer
+	max       int64
+	truncated bool
+	over      func()
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	room := c.max - int64(c.buf.Len())
+	if int64(len(p)) > room {
+		c.buf.Write(p[:max(room, 0)])
+		c.truncated = true
+		c.over()
+		return len(p), nil
+	}
+	c.buf.Write(p)
+	return len(p), nil
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

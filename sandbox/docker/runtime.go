@@ -1,0 +1,182 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/coderun/coderun/sandbox"
+)
+
+// Name is the runtime's name in the registry and in results.
+const Name = "docker"
+
+// DefaultImage is the image tag a runtime uses unless told otherwise: the
+// one Import builds.
+const DefaultImage = "coderun-python:latest"
+
+// removeTimeout bounds the daemon's removal of a container.
+const removeTimeout = 30 * time.Second
+
+// baseEnv is the clean environment every program starts from, as the
+// linux runtime's.
+var baseEnv = []string{
+	"PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+	"HOME=/tmp",
+	"TMPDIR=/tmp",
+	"USER=sandbox",
+	"LOGNAME=sandbox",
+	"SHELL=/bin/bash",
+	"HOSTNAME=sandbox",
+	"LANG=C.UTF-8",
+	"MPLBACKEND=Agg",
+	"PYTHONDONTWRITEBYTECODE=1",
+}
+
+// Options configure the runtime. The zero value talks to the daemon
+// DOCKER_HOST names (or the default socket) and runs DefaultImage.
+type Options struct {
+	// Host is the Docker Engine's address (unix:///run/docker.sock);
+	// empty means DOCKER_HOST's, or the client's default.
+	Host string
+	// Image is the image tag programs run in; empty means DefaultImage.
+	Image string
+	// OCIRuntime is the daemon's OCI runtime for the containers (runc,
+	// runsc); empty means the daemon's default.
+	OCIRuntime string
+	// StateDir holds the workspaces' host-side mounts; empty means
+	// /run/coderun/docker.
+	StateDir string
+	// Pool is the number of started containers kept ready for one-shot runs.
+	Pool int
+	// UID is the user (and group) programs run as; zero means 10001.
+	UID int
+	// CPUs bounds the CPUs a container may use at once; zero means 1.
+	CPUs float64
+}
+
+// Runtime runs programs in Docker containers. It is safe for concurrent use.
+type Runtime struct {
+	opts Options
+	cli  *client.Client
+	pool *pool
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	bg        sync.WaitGroup // removals of used containers
+}
+
+// New connects to the Docker Engine and checks that the image is there.
+func New(opts Options) (*Runtime, error) {
+	if opts.Image == "" {
+		opts.Image = DefaultImage
+	}
+	if opts.StateDir == "" {
+		opts.StateDir = "/run/coderun/docker"
+	}
+	if opts.UID == 0 {
+		opts.UID = 10001
+	}
+	if opts.UID < 0 {
+		return nil, fmt.Errorf("docker runtime: uid %d is negative", opts.UID)
+	}
+	if opts.CPUs == 0 {
+		opts.CPUs = 1
+	}
+	if opts.Pool < 0 {
+		return nil, fmt.Errorf("docker runtime: pool size %d is negative", opts.Pool)
+	}
+	cli, err := newClient(opts.Host)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("docker runtime: the Docker Engine does not answer: %w", err)
+	}
+	if _, err := cli.ImageInspect(ctx, opts.Image); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("docker runtime: image %s: %w (build it with: coderun image build)", opts.Image, err)
+	}
+	r := &Runtime{opts: opts, cli: cli, closed: make(chan struct{})}
+	if opts.Pool > 0 {
+		r.pool = newPool(r, opts.Pool)
+	}
+	return r, nil
+}
+
+// newClient makes a client of the Engine API at host (empty: DOCKER_HOST
+// or the default), negotiating the API version with the daemon.
+func newClient(host string) (*client.Client, error) {
+	o := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	if host != "" {
+		o = append(o, client.WithHost(host))
+	}
+	cli, err := client.NewClientWithOpts(o...)
+	if err != nil {
+		return nil, fmt.Errorf("docker runtime: %w", err)
+	}
+	return cli, nil
+}
+
+// Name returns "docker".
+func (r *Runtime) Name() string { return Name }
+
+// Close stops the pool, kills running programs' containers and waits for
+// every container this runtime made to be removed.
+func (r *Runtime) Close() error {
+	var err error
+	r.closeOnce.Do(func() {
+		close(r.closed)
+		if r.pool != nil {
+			err = r.pool.close()
+		}
+		r.bg.Wait()
+		err = errors.Join(err, r.cli.Close())
+	})
+	return err
+}
+
+// take returns a started container with limits l: a pooled one when the
+// pool has one ready, else a new one.
+func (r *Runtime) take(ctx context.Context, l sandbox.Limits) (*box, bool, error) {
+	if r.pool != nil {
+		// A pooled container's open-file limit can be lowered for a
+		// program, not raised (the engine sets it as the hard limit).
+		if b := r.pool.get(); b != nil && l.OpenFiles > b.limits.OpenFiles {
+			r.discard(b)
+		} else if b != nil {
+			if err := r.fit(ctx, b, l); err != nil {
+				r.discard(b)
+				return nil, false, err
+			}
+			return b, true, nil
+		}
+	}
+	b, err := r.newBox(ctx, l)
+	return b, false, err
+}
+
+// discard kills b's processes now and removes its container and
+// workspace in the background (Close waits for it).
+func (r *Runtime) discard(b *box) {
+	if b.cg != (cgroup{}) {
+		_ = b.cg.killAll()
+	}
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		_ = r.destroy(b)
+	}()
+}
+
+// setupError is the result of a run whose sandbox could not be prepared.
+func setupError(err error) *sandbox.Result {
+	return &sandbox.Result{Reason: sandbox.ReasonSetupError, Error: err.Error(), ExitCode: -1, Runtime: Name}
+}
