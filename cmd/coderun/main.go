@@ -125,6 +125,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newMCPCmd(g))
 	root.AddCommand(newVersionCmd(), newConfigCmd(g))
 	root.AddCommand(newServeCmd(g))
+	root.AddCommand(newImageCmd())
 	g.registerConfig(root)
 	// The runtime's flags belong to the commands that start sandboxes, and
 	// only their help shows them.
