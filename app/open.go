@@ -22,6 +22,7 @@ import (
 	// The runtimes a program built on this package can choose by name
 	// (runtime.name): each registers itself. A new runtime is one more
 	// import here.
+	_ "github.com/coderun/coderun/sandbox/docker"
 	_ "github.com/coderun/coderun/sandbox/linux"
 )
 
