@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coderun/coderun/app"
 	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/docker"
 	"github.com/coderun/coderun/sandbox/linux"
 	"github.com/coderun/coderun/sandbox/toolchain"
 	"github.com/spf13/cobra"
@@ -78,6 +80,12 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Wri
 			}
 		}
 	}
+	runtimes := runtimeStatuses(ctx, cfg, requireErr)
+	// The host's layers gate the trials only when the linux runtime is the
+	// one they start.
+	if cfg.Runtime.Name != linux.Name {
+		requireErr = nil
+	}
 	var trials []trial
 	var langs []toolchain.Status
 	if requireErr == nil {
@@ -101,7 +109,7 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Wri
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		rep := map[string]any{"layers": report.Layers, "trials": trials, "languages": langs, "ok": ok, "leftovers": leftovers}
+		rep := map[string]any{"layers": report.Layers, "runtimes": runtimes, "trials": trials, "languages": langs, "ok": ok, "leftovers": leftovers}
 		if leftErr != nil {
 			rep["leftovers_error"] = leftErr.Error()
 		}
@@ -131,6 +139,18 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Wri
 		if requireErr != nil {
 			fmt.Fprintf(w, "\n%v\n", requireErr)
 		}
+		fmt.Fprintln(w, "\nRuntimes:")
+		for _, r := range runtimes {
+			mark := "ok  "
+			if !r.Available {
+				mark = "--  "
+			}
+			sel := ""
+			if r.Selected {
+				sel = " (selected)"
+			}
+			fmt.Fprintf(w, "  [%s] %-8s %s%s\n", mark, r.Name, r.Detail, sel)
+		}
 		if len(trials) > 0 {
 			fmt.Fprintln(w, "\nTrial runs:")
 			for _, t := range trials {
@@ -148,6 +168,54 @@ func runDoctor(ctx context.Context, g *globalFlags, asJSON, clean bool, w io.Wri
 		return exitError{1}
 	}
 	return nil
+}
+
+// runtimeStatus is one registered runtime's availability on this host.
+type runtimeStatus struct {
+	Name      string `json:"name"`
+	Available bool   `json:"available"`
+	Detail    string `json:"detail"` // its version, or why it is not available
+	Selected  bool   `json:"selected"`
+}
+
+// runtimeStatuses reports each registered runtime: the linux runtime by
+// the host's layers (linuxErr) and kernel, the docker runtime by its
+// engine's version.
+func runtimeStatuses(ctx context.Context, cfg *app.Config, linuxErr error) []runtimeStatus {
+	var out []runtimeStatus
+	for _, name := range sandbox.Drivers() {
+		st := runtimeStatus{Name: name, Selected: name == cfg.Runtime.Name}
+		switch name {
+		case linux.Name:
+			st.Available, st.Detail = linuxErr == nil, "kernel "+kernelRelease()
+			if linuxErr != nil {
+				st.Detail = "the host lacks a required isolation layer (above)"
+			}
+		case docker.Name:
+			var host string
+			if s, ok := cfg.Runtime.Options[name].(*docker.Settings); ok {
+				host = s.Host
+			}
+			v, err := docker.Version(ctx, host)
+			st.Available, st.Detail = err == nil, v
+			if err != nil {
+				st.Detail = err.Error()
+			}
+		default:
+			st.Available, st.Detail = true, "registered (no availability check)"
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// kernelRelease is the running kernel's release, or "unknown".
+func kernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // printLanguages lists every language: its toolchain's version, or why it
