@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/coderun/coderun/bench"
+	"github.com/coderun/coderun/sandbox/docker"
 	"github.com/spf13/cobra"
 )
 
@@ -31,6 +32,31 @@ func newBenchCmd() *cobra.Command {
 	f.IntVar(&cfg.CLIRuns, "cli-runs", cfg.CLIRuns, "runs of each command-line one-shot row (0: skip them)")
 	f.IntVar(&cfg.Pool, "pool", cfg.Pool, "pre-started sandboxes for the pooled rows")
 	f.StringVar(&cfg.Code, "code", cfg.Code, "Python program to run")
-	cmd.AddCommand(sb, newBenchSessionCmd(), newBenchSandboxFusionCmd(), newBenchLanguagesCmd())
+	cmd.AddCommand(sb, newBenchSessionCmd(), newBenchSandboxFusionCmd(), newBenchLanguagesCmd(), newBenchRuntimesCmd())
+	return cmd
+}
+
+// newBenchRuntimesCmd is "coderun bench runtimes".
+func newBenchRuntimesCmd() *cobra.Command {
+	cfg := bench.DefaultRuntimesConfig
+	cmd := &cobra.Command{
+		Use:   "runtimes",
+		Short: "p50/p95 of a trivial Python one-shot on each runtime, cold and warm (pool), against bare python3",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := bench.Runtimes(cmd.Context(), cfg, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			rep.Print(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Runs, "runs", cfg.Runs, "sequential runs per row")
+	f.IntVar(&cfg.Pool, "pool", cfg.Pool, "pre-started sandboxes of the warm rows")
+	f.StringVar(&cfg.Code, "code", cfg.Code, "Python program to run")
+	f.StringVar(&cfg.Docker.Host, "docker-host", "", "the Docker Engine's address (default: DOCKER_HOST's)")
+	f.StringVar(&cfg.Docker.Image, "docker-image", docker.DefaultImage, "the docker runtime's image")
 	return cmd
 }
