@@ -24,9 +24,29 @@ const (
 	labelKey    = "io.github.coderun.sandbox" // marks the containers this runtime made
 )
 
+// maskedPaths are hidden from the container (Docker's default list and
+// more kernel and host information: symbols, key users, page and slab
+// data, the kernel's command line, the host's block devices).
+var maskedPaths = []string{
+	"/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+	"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+	"/sys/firmware", "/sys/devices/virtual/powercap",
+	"/proc/kallsyms", "/proc/key-users", "/proc/kpagecount", "/proc/kpageflags",
+	"/proc/kpagecgroup", "/proc/slabinfo", "/proc/vmallocinfo", "/proc/pagetypeinfo",
+	"/proc/cmdline", "/sys/block", "/sys/class", "/sys/dev",
+	"/sys/kernel", "/sys/fs", "/sys/bus", "/sys/module",
+}
+
+// idleProcesses are the container's own processes (its init, docker-init,
+// and the idle command it keeps alive), which its pids limit allows on top
+// of the program's.
+const idleProcesses = 2
+
 // box is one container with its host-side workspace: a tmpfs under the
 // runtime's state directory holding work/, tmp/ and shm/, bind-mounted at
 // /work, /tmp and /dev/shm, and code/, bind-mounted read-only at /.coderun.
+// (All four in the tmpfs, the container's mount table names only paths
+// inside it, never the host's.)
 type box struct {
 	name   string
 	id     string // the container's ID
@@ -37,7 +57,7 @@ type box struct {
 
 func (b *box) ws() string   { return filepath.Join(b.dir, "ws") }
 func (b *box) work() string { return filepath.Join(b.dir, "ws", "work") }
-func (b *box) code() string { return filepath.Join(b.dir, "code") }
+func (b *box) code() string { return filepath.Join(b.dir, "ws", "code") }
 
 // newBox creates and starts a container under limits (Memory, Processes,
 // WorkspaceBytes and OpenFiles apply to the container; the rest to each
@@ -88,11 +108,13 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 			return err
 		}
 	}
-	if err := os.Mkdir(b.code(), 0o755); err != nil {
+	if err := os.Mkdir(b.code(), 0o755); err != nil { // in the tmpfs: root's
 		return err
 	}
-	user := strconv.Itoa(uid) + ":" + strconv.Itoa(uid)
-	pids := int64(limits.Processes)
+	// The container's own processes run as another unprivileged user
+	// than programs (uid-1), so that a program cannot signal them.
+	user := strconv.Itoa(uid-1) + ":" + strconv.Itoa(uid-1)
+	pids := int64(limits.Processes + idleProcesses)
 	yes := true
 	cfg := &container.Config{
 		Image:           r.opts.Image,
@@ -111,6 +133,8 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 		SecurityOpt:    []string{"no-new-privileges"},
 		Init:           &yes,
 		IpcMode:        "private",
+		CgroupnsMode:   "private",
+		MaskedPaths:    maskedPaths,
 		Runtime:        r.opts.OCIRuntime,
 		Resources: container.Resources{
 			Memory:     limits.Memory,
@@ -156,7 +180,7 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 // process limits by an update, the workspace's size by remounting its tmpfs.
 func (r *Runtime) fit(ctx context.Context, b *box, l sandbox.Limits) error {
 	if l.Memory != b.limits.Memory || l.Processes != b.limits.Processes {
-		pids := int64(l.Processes)
+		pids := int64(l.Processes + idleProcesses)
 		_, err := r.cli.ContainerUpdate(ctx, b.id, container.UpdateConfig{Resources: container.Resources{
 			Memory: l.Memory, MemorySwap: l.Memory, PidsLimit: &pids,
 		}})

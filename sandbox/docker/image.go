@@ -18,13 +18,14 @@ import (
 )
 
 // ImagePackages are the Debian packages the image's root holds besides
-// the minimal base: Python 3 and the sandbox's Python stack.
+// the minimal base: Python 3 and the sandbox's Python stack, and Node.
 var ImagePackages = []string{
 	"python3", "python3-numpy", "python3-pandas", "python3-matplotlib",
 	"python3-ipython", "python3-ipykernel", "python3-nbformat", "fonts-dejavu-core",
 	// debootstrap installs no provider of a virtual package: python3-zmq
 	// (of ipykernel) needs the one python3-cffi-backend provides.
 	"python3-cffi-backend",
+	"nodejs", // the sandbox's other interpreter (bash is in minbase)
 }
 
 // Debootstrap makes a Debian root file system in dir with ImagePackages

@@ -31,7 +31,12 @@ func (p *pool) fill(ctx context.Context) {
 	defer p.done.Done()
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		b, err := p.rt.newBox(ctx, sandbox.DefaultLimits)
+		// A creation is not cancelled half-way (the engine could finish
+		// making a container whose ID the client never learnt): close
+		// waits for it instead.
+		bctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		b, err := p.rt.newBox(bctx, sandbox.DefaultLimits)
+		cancel()
 		if err != nil {
 			select {
 			case <-ctx.Done():

@@ -51,9 +51,9 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 		return setupError(err), nil
 	}
 	if err := os.WriteFile(filepath.Join(b.code(), "payload"), bootstrap.Payload(req.Env, req.Name, req.Code), 0o644); err != nil {
-		return setupError(fmt.Errorf("writing the program: %w", err)), nil
+		return setupError(fmt.Errorf("handing over the program: %w", err)), nil
 	}
-	res := r.exec(ctx, b, argv, req.Stdin, req.Limits)
+	res := r.exec(ctx, b, in.Language, argv, req.Stdin, req.Limits)
 	res.Pooled = pooled
 	if res.Reason == sandbox.ReasonSetupError {
 		return res, nil
@@ -68,15 +68,23 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 // exec runs argv (a bootstrap reading its payload) in b under limits,
 // feeds it stdin, and reports how it ended. Every process in b is dead
 // when it returns.
-func (r *Runtime) exec(ctx context.Context, b *box, argv []string, stdin []byte, l sandbox.Limits) *sandbox.Result {
+func (r *Runtime) exec(ctx context.Context, b *box, lang sandbox.Language, argv []string, stdin []byte, l sandbox.Limits) *sandbox.Result {
 	// The container's limits are its own; a program's CPU time and open
 	// files are lowered for it (ulimit sets soft and hard limits alike). The
 	// CPU rlimit is a backstop a second past the limit: the host's own
 	// check of the cgroup's CPU time stops the program at the limit.
+	//
+	// The payload is a regular file, which the bootstrap reads from fd 3;
+	// bash's bootstrap reads what follows the environment by opening
+	// /dev/fd/3 anew, which for a file starts over: bash gets a pipe.
+	shell, open3 := "/bin/sh", "exec 3<"+payloadPath
+	if lang == sandbox.Bash {
+		shell, open3 = "/bin/bash", "exec 3< <(exec cat "+payloadPath+")"
+	}
 	script := "ulimit -n " + strconv.Itoa(l.OpenFiles) +
 		" && ulimit -c 0 && ulimit -t " + strconv.FormatInt(int64(math.Ceil(l.CPUTime.Seconds()))+1, 10) +
-		" && exec 3<" + payloadPath + " 4>/dev/null && exec \"$@\""
-	cmd := append([]string{"/bin/sh", "-c", script, "sh"}, argv...)
+		" && " + open3 + " 4>/dev/null && exec \"$@\""
+	cmd := append([]string{shell, "-c", script, "sh"}, argv...)
 	user := strconv.Itoa(r.opts.UID) + ":" + strconv.Itoa(r.opts.UID)
 	ex, err := r.cli.ContainerExecCreate(ctx, b.id, container.ExecOptions{
 		User: user, Cmd: cmd, Env: baseEnv, WorkingDir: sandbox.WorkDir,
@@ -160,6 +168,11 @@ wait:
 	res.Usage.CPUUser, res.Usage.CPUSystem, _ = b.cg.cpu()
 	res.Usage.PeakMemory, _ = b.cg.peakMemory()
 
+	if reason == "" && (stdout.truncated || stderr.truncated) {
+		// The program ended, after writing past the limit, before the
+		// watch saw it overflow.
+		reason = sandbox.ReasonOutputLimit
+	}
 	if reason != "" {
 		res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
 		return res
@@ -175,9 +188,15 @@ wait:
 	if code > 128 && code < 128+65 {
 		res.ExitCode, res.Signal = -1, unix.SignalName(syscall.Signal(code-128))
 	}
-	if n, err := b.cg.oomKills(); err == nil && n > 0 {
+	oom, _ := b.cg.oomKills()
+	switch {
+	case oom > 0 && (res.ExitCode != 0 || res.Signal != ""):
 		res.Reason = sandbox.ReasonMemoryLimit
-	} else if (res.Signal == "SIGXCPU" || res.Signal == "SIGKILL") && res.Usage.CPU() >= l.CPUTime {
+	case oom > 0:
+		// A process of the program's was killed, and the program went on
+		// to succeed.
+		res.Error = joinNote(res.Error, "a process hit the memory limit and the kernel killed it (OOM)")
+	case (res.Signal == "SIGXCPU" || res.Signal == "SIGKILL") && res.Usage.CPU() >= l.CPUTime:
 		res.Reason = sandbox.ReasonCPULimit
 	}
 	return res

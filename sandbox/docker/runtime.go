@@ -53,7 +53,8 @@ type Options struct {
 	StateDir string
 	// Pool is the number of started containers kept ready for one-shot runs.
 	Pool int
-	// UID is the user (and group) programs run as; zero means 10001.
+	// UID is the user (and group) programs run as; zero means 10001. The
+	// container's own processes run as UID-1.
 	UID int
 	// CPUs bounds the CPUs a container may use at once; zero means 1.
 	CPUs float64
@@ -81,8 +82,8 @@ func New(opts Options) (*Runtime, error) {
 	if opts.UID == 0 {
 		opts.UID = 10001
 	}
-	if opts.UID < 0 {
-		return nil, fmt.Errorf("docker runtime: uid %d is negative", opts.UID)
+	if opts.UID < 2 {
+		return nil, fmt.Errorf("docker runtime: uid %d: want 2 or more (the container's own processes run as uid-1)", opts.UID)
 	}
 	if opts.CPUs == 0 {
 		opts.CPUs = 1
