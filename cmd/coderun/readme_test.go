@@ -37,6 +37,8 @@ var readmeExamples = []readmeExample{
 	{match: "E2B_DEBUG=true node", skip: "the E2B SDK in debug mode: server/e2b's TestSDKDebugMode"},
 	{match: "bin/coderun bench", skip: "a benchmark: minutes of measurements"},
 	{match: "go test ./eval", skip: "a benchmark"},
+	{match: "coderun image build", skip: "a Docker Engine and minutes of debootstrap: sandbox/docker's tests run in the image it builds"},
+	{match: "go test ./sandbox/docker", skip: "the docker runtime's own tests, against a Docker Engine"},
 	{match: "exec -c 'print(sum([120, 80, 200, 150]) / 4)'", want: "137.5"},
 	{match: "exec --lang bash -c 'ls -la /work; df -h /work'", want: "/work"},
 	{match: "exec examples/analysis.py", want: "conversion: 7.61%", file: "results/signups.png"},
