@@ -153,6 +153,18 @@ wait:
 		}
 	}
 	res.Usage.Wall = time.Since(start)
+	code, codeErr := -1, error(nil)
+	if reason == "" {
+		// The program ended by itself: its output ends with it unless a
+		// background process holds the stream, and the engine has its exit
+		// code. Both are read before the container is killed, whose
+		// stopping the engine then handles.
+		select {
+		case <-copied:
+		case <-time.After(100 * time.Millisecond):
+		}
+		code, codeErr = r.exitCode(ex.ID)
+	}
 	// The program, its background processes and the container's init end
 	// here: nothing of the run outlives it.
 	if err := b.cg.killAll(); err != nil {
@@ -177,10 +189,9 @@ wait:
 		res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
 		return res
 	}
-	code, err := r.exitCode(ex.ID)
-	if err != nil {
+	if codeErr != nil {
 		res.Reason, res.ExitCode = sandbox.ReasonKilled, -1
-		res.Error = joinNote(res.Error, err.Error())
+		res.Error = joinNote(res.Error, codeErr.Error())
 		return res
 	}
 	res.Reason, res.ExitCode = sandbox.ReasonExited, code
