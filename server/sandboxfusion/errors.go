@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"sort"
 	"strings"
 )
 
@@ -64,8 +66,7 @@ func decode(r *http.Request, v any) error {
 		var syntaxErr *json.SyntaxError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			return invalid(typeErr.Value+"_type", typeErr.Field,
-				fmt.Sprintf("Input should be a valid %s", jsonKind(typeErr.Type.Kind().String())), nil)
+			return wrongType(body, typeErr)
 		case errors.As(err, &typeErr):
 			return invalid("model_attributes_type", "", "Input should be a valid dictionary or object to extract fields from", nil)
 		case errors.As(err, &syntaxErr):
@@ -77,21 +78,117 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-// jsonKind names a Go kind as pydantic names the type it wants.
-func jsonKind(kind string) string {
-	switch kind {
-	case "string":
-		return "string"
-	case "float64", "float32":
-		return "number"
-	case "int", "int64":
-		return "integer"
-	case "map", "struct":
-		return "dictionary"
-	case "slice":
-		return "list"
+// wrongType is pydantic v2's error item for a field of the wrong type:
+// its type and msg name the type wanted (string_type, "Input should be a
+// valid string"), loc the field's path, input the value sent.
+func wrongType(body []byte, e *json.UnmarshalTypeError) *validationError {
+	var doc any
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber() // the input as sent: 1 stays 1
+	_ = dec.Decode(&doc)
+	loc, input := fieldPath(doc, e.Field)
+	t := e.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	return kind
+	if m, ok := input.(map[string]any); ok && t.Kind() != reflect.Map && t.Kind() != reflect.Struct {
+		// A map's value (encoding/json names the map only): the first
+		// value, in key order, not of the type wanted.
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if !fits(m[k], t.Kind()) {
+				loc, input = append(loc, k), m[k]
+				break
+			}
+		}
+	}
+	_, isString := input.(string)
+	typ, msg := "", ""
+	switch t.Kind() {
+	case reflect.String:
+		typ, msg = "string_type", "Input should be a valid string"
+	case reflect.Float32, reflect.Float64:
+		typ, msg = "float_type", "Input should be a valid number"
+		if isString {
+			typ, msg = "float_parsing", "Input should be a valid number, unable to parse string as a number"
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		typ, msg = "int_type", "Input should be a valid integer"
+		if n, ok := input.(json.Number); ok && strings.ContainsAny(string(n), ".eE") {
+			typ, msg = "int_from_float", "Input should be a valid integer, got a number with a fractional part"
+		} else if isString {
+			typ, msg = "int_parsing", "Input should be a valid integer, unable to parse string as an integer"
+		}
+	case reflect.Bool:
+		typ, msg = "bool_type", "Input should be a valid boolean"
+		if isString {
+			typ, msg = "bool_parsing", "Input should be a valid boolean, unable to interpret input"
+		}
+	case reflect.Map:
+		typ, msg = "dict_type", "Input should be a valid dictionary"
+	case reflect.Slice, reflect.Array:
+		typ, msg = "list_type", "Input should be a valid list"
+	default:
+		typ, msg = "model_attributes_type", "Input should be a valid dictionary or object to extract fields from"
+	}
+	return &validationError{problems: []Problem{{Type: typ, Loc: append([]any{"body"}, loc...), Msg: msg, Input: input}}}
+}
+
+// fits reports whether a JSON value (numbers as json.Number) decodes
+// into a Go value of kind k.
+func fits(v any, k reflect.Kind) bool {
+	switch v.(type) {
+	case string:
+		return k == reflect.String
+	case json.Number:
+		return k >= reflect.Int && k <= reflect.Float64
+	case bool:
+		return k == reflect.Bool
+	case nil:
+		return true
+	}
+	return false
+}
+
+func appendSplit(loc []any, field string) []any {
+	for _, f := range strings.Split(field, ".") {
+		loc = append(loc, f)
+	}
+	return loc
+}
+
+// fieldPath splits encoding/json's dotted field path ("files.a.txt") into
+// pydantic's loc (["files", "a.txt"]) by the keys of the document sent,
+// and returns the value there.
+func fieldPath(doc any, field string) ([]any, any) {
+	var loc []any
+	for field != "" {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return appendSplit(loc, field), nil
+		}
+		key := field
+		if _, ok := m[key]; !ok {
+			// The longest key that is a prefix of the path.
+			key = ""
+			for k := range m {
+				if strings.HasPrefix(field, k+".") && len(k) > len(key) {
+					key = k
+				}
+			}
+			if key == "" {
+				return appendSplit(loc, field), nil
+			}
+		}
+		loc, doc = append(loc, key), m[key]
+		field = strings.TrimPrefix(strings.TrimPrefix(field, key), ".")
+	}
+	return loc, doc
 }
 
 // writeJSON answers v with status.

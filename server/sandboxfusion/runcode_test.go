@@ -2,6 +2,7 @@ package sandboxfusion_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -242,6 +243,32 @@ func TestBadRequests(t *testing.T) {
 	}
 	if code, resp := post(t, srv.URL+"/run_code", `{"code": "print(1)"}`); code != http.StatusOK || resp["status"] != "Success" {
 		t.Errorf("after the bad requests: HTTP %d %v", code, resp)
+	}
+}
+
+// TestWrongTypeProblems: a field of the wrong type gets pydantic v2's
+// error item, as FastAPI answers it: the type wanted ("string_type", not
+// the type sent), the field's loc, the message and the input sent (it was
+// "number_type" with input null).
+func TestWrongTypeProblems(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, sandboxfusion.Options{})
+	for _, c := range []struct{ body, want string }{
+		{`{"code": 1}`, `{"input":1,"loc":["body","code"],"msg":"Input should be a valid string","type":"string_type"}`},
+		{`{"code": ["x"]}`, `{"input":["x"],"loc":["body","code"],"msg":"Input should be a valid string","type":"string_type"}`},
+		{`{"code": "x", "run_timeout": "soon"}`, `{"input":"soon","loc":["body","run_timeout"],"msg":"Input should be a valid number, unable to parse string as a number","type":"float_parsing"}`},
+		{`{"code": "x", "files": {"a.b.txt": 5}}`, `{"input":5,"loc":["body","files","a.b.txt"],"msg":"Input should be a valid string","type":"string_type"}`},
+		{`{"code": "x", "files": [1]}`, `{"input":[1],"loc":["body","files"],"msg":"Input should be a valid dictionary","type":"dict_type"}`},
+	} {
+		code, resp := post(t, srv.URL+"/run_code", c.body)
+		detail, _ := resp["detail"].([]any)
+		if code != http.StatusUnprocessableEntity || len(detail) != 1 {
+			t.Errorf("%s: HTTP %d %v", c.body, code, resp)
+			continue
+		}
+		if got, _ := json.Marshal(detail[0]); string(got) != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.body, got, c.want)
+		}
 	}
 }
 
