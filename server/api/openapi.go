@@ -46,7 +46,8 @@ func Doc() *server.APIDoc {
 				"summary":     "Run code once in a fresh sandbox.",
 				"description": "Answers the sandbox's result: output, exit code or signal, the reason the run ended, usage and the files it created or changed. A run that hit a limit is a 200 with that reason.",
 				"tags":        []any{"exec"}, "requestBody": jsonBody("ExecRequest"),
-				"responses": with(errs("413", "415"), "200", jsonResponse("The run's result.", "Result")),
+				"responses": with(with(errs("413", "415"), "200", jsonResponse("The run's result.", "Result")),
+					"503", server.ErrorResponse("The server is shutting down: the run, still running at the end of its grace period, was stopped.")),
 			}},
 			"/v1/sessions": map[string]any{
 				"post": map[string]any{"summary": "Create a session: an interpreter whose state carries from cell to cell.", "tags": []any{"sessions"},
@@ -63,15 +64,17 @@ func Doc() *server.APIDoc {
 			"/v1/sessions/{id}/execute": map[string]any{"post": map[string]any{
 				"summary": "Execute a cell.",
 				"description": "With Accept: text/event-stream the outputs are sent as Server-Sent Events as they happen: " +
-					"`output` events (a Jupyter output each), then one `done` event with the cell; an `error` event if the cell could not be run after the stream began; " +
+					"`output` events (a Jupyter output each), then one `done` event with the cell; an `error` event if the cell could not be run after the stream began, " +
+					"or (code unavailable) if the server shut down while it ran; " +
 					"a comment line (`: keep-alive`) every 15 seconds without events. " +
 					"Otherwise the cell is answered once it has ended. A client that goes away interrupts its cell.",
 				"tags": []any{"sessions"}, "parameters": []any{id}, "requestBody": jsonBody("ExecuteRequest"),
-				"responses": with(errs("404", "413", "415"), "200", map[string]any{"description": "The cell, or its stream of events.",
-					"content": map[string]any{
-						"application/json":  map[string]any{"schema": server.Ref("Cell")},
-						"text/event-stream": map[string]any{"schema": map[string]any{"type": "string", "description": "event: output|done|error, data: an Output, the Cell, or an Error's body."}},
-					}}),
+				"responses": with(with(errs("404", "413", "415"), "503", server.ErrorResponse("The server is shutting down: the cell, still running at the end of its grace period, was interrupted.")),
+					"200", map[string]any{"description": "The cell, or its stream of events.",
+						"content": map[string]any{
+							"application/json":  map[string]any{"schema": server.Ref("Cell")},
+							"text/event-stream": map[string]any{"schema": map[string]any{"type": "string", "description": "event: output|done|error, data: an Output, the Cell, or an Error's body."}},
+						}}),
 			}},
 			"/v1/sessions/{id}/interrupt": map[string]any{"post": sessionOp("Interrupt the running cell (KeyboardInterrupt in Python, SIGINT in bash); the state is kept.",
 				with(errs("404"), "204", map[string]any{"description": "Interrupted (or nothing was running)."}))},

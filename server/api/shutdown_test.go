@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/app"
+	"github.com/coderun/coderun/server/api"
 )
 
 // TestShutdownLetsCellsFinish: a cell running when the server is told to
@@ -205,5 +206,12 @@ func TestShutdownAnswersWhatOutlivesTheGrace(t *testing.T) {
 	}
 	if err := served.Close(); err != nil {
 		t.Errorf("close: %v", err)
+	}
+	// The document tells of the 503s.
+	for _, p := range []string{"/v1/exec", "/v1/sessions/{id}/execute"} {
+		op := api.Doc().Paths[p].(map[string]any)["post"].(map[string]any)
+		if _, ok := op["responses"].(map[string]any)["503"]; !ok {
+			t.Errorf("POST %s documents no 503", p)
+		}
 	}
 }
