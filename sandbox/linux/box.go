@@ -203,6 +203,13 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		b.setPriority(poolNice)
 	}
 	if err := <-attached; err != nil {
+		if errors.Is(err, unix.ESRCH) && b.init.exited() {
+			// Init is gone (a zygote's is reaped at once): what ended it
+			// is what it reported, not that it could not be moved.
+			if _, evErr := b.nextEvent(ctx); evErr != nil {
+				return nil, b.setupFailure(evErr)
+			}
+		}
 		return nil, err
 	}
 	if _, err := b.control.Write([]byte("{}\n")); err != nil {
@@ -230,6 +237,14 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 // runs any code of the run's: it raises its OOM score and moves it into its
 // own group. It looks until it finds it; once ready is closed (init has
 // reported, so the program exists or has ended), once more.
+//
+// A program that ends before it is found or placed (an interpreter that
+// fails at its start, found under load) is no failure of the set-up: it ran
+// nothing of the run's, whose code it gets only after the box is made, and
+// init reports its exit, which the run then answers. b.program stays 0
+// (not found) or names a pid that is gone; every later use of it expects
+// that (launch, setPriority). It is never taken for gone while it lives:
+// only a pid that init no longer lists as its child is.
 func (b *box) placeProgram(ready <-chan struct{}) error {
 	wait := 100 * time.Microsecond
 	for {
@@ -242,6 +257,9 @@ func (b *box) placeProgram(ready <-chan struct{}) error {
 		pid, err := b.programPID()
 		if err != nil {
 			if last {
+				if errors.Is(err, errProgramGone) {
+					return nil
+				}
 				return err
 			}
 			select {
@@ -259,13 +277,28 @@ func (b *box) placeProgram(ready <-chan struct{}) error {
 	// starts, which inherits this), never init. Raising a score needs no
 	// privilege (lowering init's would need CAP_SYS_RESOURCE); it also
 	// puts sandboxed code first in line when the host runs out.
-	if err := writeFile(fmt.Sprintf("/proc/%d/oom_score_adj", b.program), "1000"); err != nil {
-		return err
+	err := writeFile(fmt.Sprintf("/proc/%d/oom_score_adj", b.program), "1000")
+	if err == nil && b.cg != nil {
+		err = b.cg.attachProgram(b.program)
 	}
-	if b.cg != nil {
-		return b.cg.attachProgram(b.program)
+	if err != nil && b.programGone(err) {
+		return nil
 	}
-	return nil
+	return err
+}
+
+// errProgramGone is programPID's answer when init has no child.
+var errProgramGone = errors.New("find program: it has exited")
+
+// programGone reports whether err, from an operation on b.program, is
+// because the program has exited and been reaped: the pid is unknown
+// (ESRCH, or its /proc directory is gone) and init no longer lists it.
+func (b *box) programGone(err error) bool {
+	if !errors.Is(err, unix.ESRCH) && !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	pid, perr := b.programPID()
+	return errors.Is(perr, errProgramGone) || (perr == nil && pid != b.program)
 }
 
 // hostEnds keeps the host's ends of init's pipes: control, events, stdin,
@@ -532,7 +565,7 @@ func (b *box) programPID() (int, error) {
 	}
 	f := strings.Fields(string(data))
 	if len(f) == 0 {
-		return 0, errors.New("find program: it has exited")
+		return 0, errProgramGone
 	}
 	return strconv.Atoi(f[0])
 }

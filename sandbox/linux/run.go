@@ -89,8 +89,17 @@ func (b *box) launch(lim sandbox.Limits, files []sandbox.File, env map[string]st
 	}
 	// The program has only waited for its code so far: from here on it runs
 	// under the request's limits.
+	// A program that has already exited (b.program 0: it was never found;
+	// or a pid that is gone) runs nothing: its exit is the run's result.
+	// (Never prlimit(0, ...): that is the host itself.)
 	for _, rl := range rlimits(lim, b.cg == nil) {
+		if b.program <= 0 {
+			break
+		}
 		if err := unix.Prlimit(b.program, rl.resource, &unix.Rlimit{Cur: rl.value, Max: rl.value}, nil); err != nil {
+			if b.programGone(err) {
+				break
+			}
 			return nil, fmt.Errorf("set rlimit %d: %w", rl.resource, err)
 		}
 	}
