@@ -203,7 +203,8 @@ func validateEnv(env map[string]string) error {
 	return nil
 }
 
-// validateFiles checks input files' paths and that they fit the workspace.
+// validateFiles checks input files' paths (none twice, none a directory
+// of another) and that they fit the workspace.
 func validateFiles(files []File, workspace int64) error {
 	var total int64
 	seen := map[string]bool{}
@@ -217,6 +218,13 @@ func validateFiles(files []File, workspace int64) error {
 		}
 		seen[p] = true
 		total += int64(len(f.Content)) + 4096
+	}
+	for p := range seen {
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if seen[d] {
+				return fmt.Errorf("%w: file %q is also the directory of file %q", ErrInvalid, d, p)
+			}
+		}
 	}
 	if total > workspace {
 		return fmt.Errorf("%w: input files take %s, more than the workspace's %s", ErrInvalid, FormatBytes(total), FormatBytes(workspace))

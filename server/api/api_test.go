@@ -296,6 +296,8 @@ func TestBadInput(t *testing.T) {
 		{"absolute path", "POST", "/v1/exec", nil, nil, `{"code": "1", "files": [{"path": "/etc/x", "content": ""}]}`, 400, "bad_request"},
 		{"two contents", "POST", "/v1/exec", nil, nil, `{"code": "1", "files": [{"path": "a", "content": "", "content_base64": ""}]}`, 400, "bad_request"},
 		{"bad base64", "POST", "/v1/exec", nil, nil, `{"code": "1", "files": [{"path": "a", "content_base64": "***"}]}`, 400, "bad_request"},
+		{"a file below a file", "POST", "/v1/exec", nil, nil, `{"code": "1", "files": [{"path": "d", "content": ""}, {"path": "d/x", "content": ""}]}`, 400, "bad_request"},
+		{"session file below a file", "POST", "/v1/sessions", nil, nil, `{"files": [{"path": "d/x/y", "content": ""}, {"path": "d", "content": ""}]}`, 400, "bad_request"},
 		{"session language", "POST", "/v1/sessions", nil, nil, `{"language": "c"}`, 400, "bad_request"},
 		{"session unknown language", "POST", "/v1/sessions", nil, nil, `{"language": "cobol"}`, 400, "bad_request"},
 		{"session limits", "POST", "/v1/sessions", nil, nil, `{"limits": {"processes": 100000}}`, 400, "bad_request"},
