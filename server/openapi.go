@@ -52,6 +52,51 @@ func ErrorResponse(description string) map[string]any {
 // Ref is a reference to the component schema name.
 func Ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
 
+// JSONResponse is the OpenAPI response object of a JSON body of the
+// component schema.
+func JSONResponse(description, schema string) map[string]any {
+	return map[string]any{"description": description,
+		"content": map[string]any{"application/json": map[string]any{"schema": Ref(schema)}}}
+}
+
+// JSONBody is the OpenAPI request body object of a JSON body of the
+// component schema.
+func JSONBody(schema string, required bool) map[string]any {
+	return map[string]any{"required": required,
+		"content": map[string]any{"application/json": map[string]any{"schema": Ref(schema)}}}
+}
+
+// ErrorResponses is a route's error responses: 401 and 429 always, and
+// those of codes. texts describes 429 and the surface's own codes; 401,
+// 413 and 503 have the server's texts unless texts has them.
+func ErrorResponses(texts map[string]string, codes ...string) map[string]any {
+	text := func(c string) string {
+		if t, ok := texts[c]; ok {
+			return t
+		}
+		return serverErrorTexts[c]
+	}
+	out := map[string]any{"401": ErrorResponse(text("401")), "429": ErrorResponse(text("429"))}
+	for _, c := range codes {
+		if t := text(c); t != "" {
+			out[c] = ErrorResponse(t)
+		}
+	}
+	return out
+}
+
+var serverErrorTexts = map[string]string{
+	"401": "No API key, or an unknown one.",
+	"413": "The request body is larger than the server's cap.",
+	"503": "The server is shutting down.",
+}
+
+// WithResponse adds resp to responses as status's, and returns responses.
+func WithResponse(responses map[string]any, status string, resp map[string]any) map[string]any {
+	responses[status] = resp
+	return responses
+}
+
 // ownDoc documents the server's own routes.
 func ownDoc() APIDoc {
 	status := func(desc string, codes ...string) map[string]any {

@@ -33,10 +33,7 @@ func Doc() *server.APIDoc {
 		}
 		return out
 	}
-	with := func(base map[string]any, status string, resp map[string]any) map[string]any {
-		base[status] = resp
-		return base
-	}
+	with := server.WithResponse
 	sessionOp := func(summary string, responses map[string]any) map[string]any {
 		return map[string]any{"summary": summary, "tags": []any{"sessions"}, "parameters": []any{id}, "responses": responses}
 	}
@@ -45,20 +42,20 @@ func Doc() *server.APIDoc {
 			"/v1/exec": map[string]any{"post": map[string]any{
 				"summary":     "Run code once in a fresh sandbox.",
 				"description": "Answers the sandbox's result: output, exit code or signal, the reason the run ended, usage and the files it created or changed. A run that hit a limit is a 200 with that reason.",
-				"tags":        []any{"exec"}, "requestBody": jsonBody("ExecRequest"),
-				"responses": with(with(errs("413", "415"), "200", jsonResponse("The run's result.", "Result")),
+				"tags":        []any{"exec"}, "requestBody": server.JSONBody("ExecRequest", true),
+				"responses": with(with(errs("413", "415"), "200", server.JSONResponse("The run's result.", "Result")),
 					"503", server.ErrorResponse("The server is shutting down: the run, still running at the end of its grace period, was stopped.")),
 			}},
 			"/v1/sessions": map[string]any{
 				"post": map[string]any{"summary": "Create a session: an interpreter whose state carries from cell to cell.", "tags": []any{"sessions"},
-					"requestBody": jsonBody("SessionRequest"),
-					"responses":   with(errs("413", "415", "503"), "201", withHeader(jsonResponse("The session.", "Session"), "Location", "The session's URL.")),
+					"requestBody": server.JSONBody("SessionRequest", true),
+					"responses":   with(errs("413", "415", "503"), "201", withHeader(server.JSONResponse("The session.", "Session"), "Location", "The session's URL.")),
 				},
 				"get": map[string]any{"summary": "List the tenant's sessions, oldest first.", "tags": []any{"sessions"},
-					"responses": with(errs(), "200", jsonResponse("The sessions.", "SessionList"))},
+					"responses": with(errs(), "200", server.JSONResponse("The sessions.", "SessionList"))},
 			},
 			"/v1/sessions/{id}": map[string]any{
-				"get":    sessionOp("Get a session.", with(errs("404"), "200", jsonResponse("The session.", "Session"))),
+				"get":    sessionOp("Get a session.", with(errs("404"), "200", server.JSONResponse("The session.", "Session"))),
 				"delete": sessionOp("Close a session and remove its sandbox and files.", with(errs("404"), "204", map[string]any{"description": "Closed."})),
 			},
 			"/v1/sessions/{id}/execute": map[string]any{"post": map[string]any{
@@ -68,7 +65,7 @@ func Doc() *server.APIDoc {
 					"or (code unavailable) if the server shut down while it ran; " +
 					"a comment line (`: keep-alive`) every 15 seconds without events. " +
 					"Otherwise the cell is answered once it has ended. A client that goes away interrupts its cell.",
-				"tags": []any{"sessions"}, "parameters": []any{id}, "requestBody": jsonBody("ExecuteRequest"),
+				"tags": []any{"sessions"}, "parameters": []any{id}, "requestBody": server.JSONBody("ExecuteRequest", true),
 				"responses": with(with(errs("404", "413", "415"), "503", server.ErrorResponse("The server is shutting down: the cell, still running at the end of its grace period, was interrupted.")),
 					"200", map[string]any{"description": "The cell, or its stream of events.",
 						"content": map[string]any{
@@ -79,11 +76,11 @@ func Doc() *server.APIDoc {
 			"/v1/sessions/{id}/interrupt": map[string]any{"post": sessionOp("Interrupt the running cell (KeyboardInterrupt in Python, SIGINT in bash); the state is kept.",
 				with(errs("404"), "204", map[string]any{"description": "Interrupted (or nothing was running)."}))},
 			"/v1/sessions/{id}/restart": map[string]any{"post": sessionOp("Restart the interpreter: variables and imports are gone, files and the history are kept.",
-				with(errs("404"), "200", jsonResponse("The session.", "Session")))},
+				with(errs("404"), "200", server.JSONResponse("The session.", "Session")))},
 			"/v1/sessions/{id}/cells": map[string]any{"get": sessionOp("The session's cells, oldest first.",
-				with(errs("404"), "200", jsonResponse("The cells.", "CellList")))},
+				with(errs("404"), "200", server.JSONResponse("The cells.", "CellList")))},
 			"/v1/sessions/{id}/files": map[string]any{"get": sessionOp("List the workspace's files (symbolic links as links, never followed).",
-				with(errs("404"), "200", jsonResponse("The files.", "FileList")))},
+				with(errs("404"), "200", server.JSONResponse("The files.", "FileList")))},
 			"/v1/sessions/{id}/files/{path}": map[string]any{
 				"get": map[string]any{"summary": "Download a regular file of the workspace.", "tags": []any{"sessions"}, "parameters": []any{id, path},
 					"responses": with(errs("404", "409"), "200", map[string]any{"description": "The file's bytes.",
@@ -92,7 +89,7 @@ func Doc() *server.APIDoc {
 					"parameters": []any{id, path, map[string]any{"name": "mode", "in": "query", "required": false, "description": "Octal permission bits (default 0644).",
 						"schema": map[string]any{"type": "string", "pattern": "^0?[0-7]{1,3}$"}}},
 					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}}}},
-					"responses":   with(errs("404", "409", "413"), "201", jsonResponse("Written.", "Upload"))},
+					"responses":   with(errs("404", "409", "413"), "201", server.JSONResponse("Written.", "Upload"))},
 			},
 			"/v1/sessions/{id}/notebook": map[string]any{"get": sessionOp("Export the session as a Jupyter notebook (nbformat 4).",
 				with(errs("404"), "200", map[string]any{"description": "The notebook.",
@@ -108,14 +105,6 @@ func languages() []string { return language.Names() }
 
 func param(name, in, desc string) map[string]any {
 	return map[string]any{"name": name, "in": in, "required": true, "description": desc, "schema": map[string]any{"type": "string"}}
-}
-
-func jsonBody(schema string) map[string]any {
-	return map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": server.Ref(schema)}}}
-}
-
-func jsonResponse(desc, schema string) map[string]any {
-	return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": server.Ref(schema)}}}
 }
 
 func withHeader(resp map[string]any, name, desc string) map[string]any {

@@ -11,34 +11,14 @@ func Doc() *server.APIDoc {
 	id := map[string]any{"name": "id", "in": "path", "required": true, "description": "The job's id.", "schema": map[string]any{"type": "string"}}
 	after := map[string]any{"name": "after", "in": "query", "required": false, "description": "Skip the first N verdicts.",
 		"schema": map[string]any{"type": "integer", "minimum": 0}}
-	errs := func(codes ...string) map[string]any {
-		out := map[string]any{
-			"401": server.ErrorResponse("No API key, or an unknown one."),
-			"429": server.ErrorResponse("Beyond the tenant's request rate, or its running jobs; retry after Retry-After seconds."),
-		}
-		for _, c := range codes {
-			switch c {
-			case "400":
-				out[c] = server.ErrorResponse("Bad input: malformed JSON, an unknown field, no usable line (or, strict, a bad one), a bad format, k or limit.")
-			case "404":
-				out[c] = server.ErrorResponse("No such job of the tenant's (unknown, another tenant's, or forgotten).")
-			case "409":
-				out[c] = server.ErrorResponse("The job has already ended.")
-			case "413":
-				out[c] = server.ErrorResponse("The request body is larger than the server's cap.")
-			case "503":
-				out[c] = server.ErrorResponse("The server is shutting down.")
-			}
-		}
-		return out
+	errTexts := map[string]string{
+		"429": "Beyond the tenant's request rate, or its running jobs; retry after Retry-After seconds.",
+		"400": "Bad input: malformed JSON, an unknown field, no usable line (or, strict, a bad one), a bad format, k or limit.",
+		"404": "No such job of the tenant's (unknown, another tenant's, or forgotten).",
+		"409": "The job has already ended.",
 	}
-	with := func(base map[string]any, status string, resp map[string]any) map[string]any {
-		base[status] = resp
-		return base
-	}
-	jsonResp := func(desc, schema string) map[string]any {
-		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": server.Ref(schema)}}}
-	}
+	errs := func(codes ...string) map[string]any { return server.ErrorResponses(errTexts, codes...) }
+	with, jsonResp := server.WithResponse, server.JSONResponse
 	op := func(summary string, params []any, responses map[string]any) map[string]any {
 		o := map[string]any{"summary": summary, "tags": []any{"jobs"}, "responses": responses}
 		if params != nil {
@@ -48,7 +28,7 @@ func Doc() *server.APIDoc {
 	}
 	submit := op("Submit a batch of programs to score against their tests (coderun eval's formats) as a job.", nil,
 		with(errs("400", "413", "503"), "202", jsonResp("The job, running.", "Job")))
-	submit["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": server.Ref("JobRequest")}}}
+	submit["requestBody"] = server.JSONBody("JobRequest", true)
 	return &server.APIDoc{
 		Paths: map[string]any{
 			"/v1/jobs": map[string]any{

@@ -10,37 +10,15 @@ import (
 func Doc() *server.APIDoc {
 	id := map[string]any{"name": "id", "in": "path", "required": true, "description": "The run's id (or a unique prefix of at least 4 characters).",
 		"schema": map[string]any{"type": "string"}}
-	errs := func(codes ...string) map[string]any {
-		out := map[string]any{
-			"401": server.ErrorResponse("No API key, or an unknown one."),
-			"429": server.ErrorResponse("Beyond the tenant's request rate, or the runs it may have running at once; retry after Retry-After seconds."),
-		}
-		for _, c := range codes {
-			switch c {
-			case "400":
-				out[c] = server.ErrorResponse("Bad input: malformed JSON, an unknown field, a bad setting, model, path or filter.")
-			case "404":
-				out[c] = server.ErrorResponse("No such run of the tenant's (unknown, or another tenant's), or no such file.")
-			case "409":
-				out[c] = server.ErrorResponse("The run is not in a state that allows this (ended, not awaiting approval, driven by another process).")
-			case "413":
-				out[c] = server.ErrorResponse("The request body is larger than the server's cap.")
-			case "503":
-				out[c] = server.ErrorResponse("The server is shutting down.")
-			}
-		}
-		return out
+	errTexts := map[string]string{
+		"429": "Beyond the tenant's request rate, or the runs it may have running at once; retry after Retry-After seconds.",
+		"400": "Bad input: malformed JSON, an unknown field, a bad setting, model, path or filter.",
+		"404": "No such run of the tenant's (unknown, or another tenant's), or no such file.",
+		"409": "The run is not in a state that allows this (ended, not awaiting approval, driven by another process).",
 	}
-	with := func(base map[string]any, status string, resp map[string]any) map[string]any {
-		base[status] = resp
-		return base
-	}
-	jsonResp := func(desc, schema string) map[string]any {
-		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": server.Ref(schema)}}}
-	}
-	body := func(schema string, required bool) map[string]any {
-		return map[string]any{"required": required, "content": map[string]any{"application/json": map[string]any{"schema": server.Ref(schema)}}}
-	}
+	errs := func(codes ...string) map[string]any { return server.ErrorResponses(errTexts, codes...) }
+	with, jsonResp := server.WithResponse, server.JSONResponse
+	body := server.JSONBody
 	op := func(summary, desc string, params []any, responses map[string]any) map[string]any {
 		o := map[string]any{"summary": summary, "tags": []any{"runs"}, "responses": responses}
 		if desc != "" {

@@ -22,12 +22,8 @@ func Doc() *server.APIDoc {
 	auth := server.ErrorResponse("No key and no keyless tenant, or an unknown key. Body: {\"detail\": \"...\"}.")
 	invalid := map[string]any{"description": "The body is not SandboxFusion's (FastAPI's shape): {\"detail\": [{\"type\", \"loc\", \"msg\", \"input\"}]}.",
 		"content": map[string]any{"application/json": map[string]any{"schema": server.Ref("SandboxFusionValidationError")}}}
-	body := func(schema string) map[string]any {
-		return map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": server.Ref(schema)}}}
-	}
-	ok := func(desc, schema string) map[string]any {
-		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": server.Ref(schema)}}}
-	}
+	body := func(schema string) map[string]any { return server.JSONBody(schema, true) }
+	ok := server.JSONResponse
 	return &server.APIDoc{
 		Paths: map[string]any{
 			"/run_code": map[string]any{"post": map[string]any{
