@@ -13,6 +13,7 @@ import (
 
 	"github.com/coderun/coderun/eval"
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/server"
 )
 
 // Options configure a Service.
@@ -95,17 +96,10 @@ func (s *Service) Shutdown() {
 // stop until ctx is done.
 func (s *Service) Close(ctx context.Context) error {
 	s.Shutdown()
-	done := make(chan struct{})
-	go func() {
-		s.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("jobs: jobs still stopping: %w", ctx.Err())
+	if err := server.Wait(ctx, &s.wg); err != nil {
+		return fmt.Errorf("jobs: jobs still stopping: %w", err)
 	}
+	return nil
 }
 
 // job is one submitted batch and what became of it.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coderun/coderun/agent"
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/store"
 )
 
@@ -153,17 +154,10 @@ func (s *Service) Close(ctx context.Context) error {
 	s.closed = true
 	s.mu.Unlock()
 	s.stop(agent.ErrSuspended)
-	done := make(chan struct{})
-	go func() {
-		s.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("runs: runs still stopping: %w", ctx.Err())
+	if err := server.Wait(ctx, &s.wg); err != nil {
+		return fmt.Errorf("runs: runs still stopping: %w", err)
 	}
+	return nil
 }
 
 // tenant returns the records of a tenant.
