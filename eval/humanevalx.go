@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
@@ -171,21 +170,7 @@ func stripGoComments(code string) string {
 // documentation).
 func runToolchainItem(ctx context.Context, rt sandbox.Runtime, it *Item, v *Verdict, defaults sandbox.Limits) (*Verdict, error) {
 	req := sandbox.Request{Language: it.Language, Code: it.Code, CompileArgs: it.CompileArgs, Limits: it.Limits.WithDefaults(defaults)}
-	start := time.Now()
-	res, err := rt.Run(ctx, req)
-	v.TotalMS = ms(time.Since(start))
-	v.Finished = time.Now()
-	switch {
-	case ctx.Err() != nil:
-		return nil, nil
-	case errors.Is(err, sandbox.ErrInvalid):
-		v.Status, v.Error = Error, err.Error()
-		return v, nil
-	case err != nil:
-		return nil, fmt.Errorf("eval: item %s: %w", it.ID, err)
-	}
-	judgeToolchain(v, res)
-	return v, nil
+	return execute(ctx, rt, it, v, req, func(res *sandbox.Result) { judgeToolchain(v, res) })
 }
 
 // judgeToolchain is judge for programs without a marker. A compile error

@@ -171,6 +171,14 @@ func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox
 		return v, nil
 	}
 	req := sandbox.Request{Language: lang, Code: code, Stdin: []byte(stdin), Limits: it.Limits.WithDefaults(defaults)}
+	return execute(ctx, rt, it, v, req, func(res *sandbox.Result) { judge(v, res, marker) })
+}
+
+// execute runs req, the request of it, into v: it times the run and
+// judges its result with judge. It returns a nil verdict when ctx was
+// cancelled during the run, and an error when the runtime could not run a
+// valid request at all.
+func execute(ctx context.Context, rt sandbox.Runtime, it *Item, v *Verdict, req sandbox.Request, judge func(*sandbox.Result)) (*Verdict, error) {
 	start := time.Now()
 	res, err := rt.Run(ctx, req)
 	v.TotalMS = ms(time.Since(start))
@@ -184,7 +192,7 @@ func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox
 	case err != nil:
 		return nil, fmt.Errorf("eval: item %s: %w", it.ID, err)
 	}
-	judge(v, res, marker)
+	judge(res)
 	return v, nil
 }
 
