@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +17,7 @@ import (
 
 	"github.com/coderun/coderun/app"
 	"github.com/coderun/coderun/server/api"
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/coderun/coderun/server/openapitest"
 )
 
 // Keys of the test tenants.
@@ -34,8 +33,7 @@ type harness struct {
 	t      *testing.T
 	served *app.Served
 	url    string
-	doc    map[string]any
-	comp   *jsonschema.Compiler
+	doc    *openapitest.Checker
 	mu     sync.Mutex
 	seen   map[string]bool // "post /v1/exec 200"
 }
@@ -74,38 +72,13 @@ func newHarness(t *testing.T, settings map[string]string) *harness {
 		}
 	})
 	h := &harness{t: t, served: served, url: ts.URL, seen: map[string]bool{}}
-	resp, err := http.Get(ts.URL + "/openapi.json")
+	doc, err := openapitest.New(ts.URL + "/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	doc, err := jsonschema.UnmarshalJSON(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.doc = doc.(map[string]any)
-	h.comp = jsonschema.NewCompiler()
-	h.comp.AssertFormat()
-	if err := h.comp.AddResource("https://coderun.test/openapi.json", doc); err != nil {
-		t.Fatal(err)
-	}
+	doc.AssertFormat()
+	h.doc = doc
 	return h
-}
-
-// pointer escapes a JSON pointer token.
-func pointer(tok string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
-}
-
-// validate checks v against the schema at the document's JSON pointer.
-func (h *harness) validate(ptr string, v any) error {
-	h.mu.Lock()
-	sch, err := h.comp.Compile("https://coderun.test/openapi.json#" + ptr)
-	h.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("compile %s: %w", ptr, err)
-	}
-	return sch.Validate(v)
 }
 
 // response is an answer read whole.
@@ -147,7 +120,6 @@ func (h *harness) call(key, method, template string, args []string, header map[s
 		}
 		path = path[:i] + a + path[j+1:]
 	}
-	op := "/paths/" + pointer(template) + "/" + strings.ToLower(method)
 	var rd io.Reader
 	ctype := ""
 	switch b := body.(type) {
@@ -163,8 +135,8 @@ func (h *harness) call(key, method, template string, args []string, header map[s
 		}
 		var v any
 		_ = json.Unmarshal(data, &v)
-		if err := h.validate(op+"/requestBody/content/application~1json/schema", v); err != nil {
-			h.t.Fatalf("%s %s: the test's request does not match the document: %v", method, template, err)
+		if err := h.doc.CheckRequest(method, template, v); err != nil {
+			h.t.Fatalf("the test's request: %v", err)
 		}
 		rd, ctype = bytes.NewReader(data), "application/json"
 	}
@@ -198,64 +170,12 @@ func (h *harness) call(key, method, template string, args []string, header map[s
 // check holds an answer to the document.
 func (h *harness) check(method, template string, r response) {
 	h.t.Helper()
-	op := "/paths/" + pointer(template) + "/" + strings.ToLower(method)
-	status := strconv.Itoa(r.status)
 	h.mu.Lock()
-	h.seen[strings.ToLower(method)+" "+template+" "+status] = true
+	h.seen[strings.ToLower(method)+" "+template+" "+strconv.Itoa(r.status)] = true
 	h.mu.Unlock()
-	resp := lookup(h.doc, op+"/responses/"+status)
-	if resp == nil {
-		h.t.Fatalf("%s %s answered %d, which the document does not list: %s", method, template, r.status, r.body)
+	if err := h.doc.CheckOperation(method, template, r.status, r.header.Get("Content-Type"), r.body); err != nil {
+		h.t.Fatal(err)
 	}
-	ct := strings.TrimSpace(strings.Split(r.header.Get("Content-Type"), ";")[0])
-	content, _ := resp.(map[string]any)["content"].(map[string]any)
-	if len(content) == 0 {
-		if len(r.body) > 0 {
-			h.t.Fatalf("%s %s %d: the document says no body; got %q", method, template, r.status, r.body)
-		}
-		return
-	}
-	if content[ct] == nil {
-		h.t.Fatalf("%s %s %d: Content-Type %q is not documented (%v)", method, template, r.status, ct, keys(content))
-	}
-	if ct != "application/json" {
-		return
-	}
-	var v any
-	if err := json.Unmarshal(r.body, &v); err != nil {
-		h.t.Fatalf("%s %s %d: not JSON: %v", method, template, r.status, err)
-	}
-	if err := h.validate(op+"/responses/"+status+"/content/application~1json/schema", v); err != nil {
-		h.t.Fatalf("%s %s %d: the answer does not match the document: %v\n%s", method, template, r.status, err, r.body)
-	}
-}
-
-func keys(m map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-// lookup follows a JSON pointer in doc, and $refs on the way.
-func lookup(doc any, ptr string) any {
-	cur := doc
-	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		if ref, ok := m["$ref"].(string); ok {
-			cur = lookup(doc, strings.TrimPrefix(ref, "#"))
-			m, _ = cur.(map[string]any)
-		}
-		if cur = m[tok]; cur == nil {
-			return nil
-		}
-	}
-	return cur
 }
 
 // event is one Server-Sent Event, with when it arrived.
@@ -306,12 +226,8 @@ func (h *harness) stream(ctx context.Context, key, id, code string) []event {
 			if schema == "" {
 				h.t.Fatalf("unknown event %q", cur.name)
 			}
-			var v any
-			if err := json.Unmarshal(cur.data, &v); err != nil {
+			if err := h.doc.Event(schema, cur.data); err != nil {
 				h.t.Fatalf("event %s: %v", cur.name, err)
-			}
-			if err := h.validate("/components/schemas/"+schema, v); err != nil {
-				h.t.Fatalf("event %s does not match %s: %v", cur.name, schema, err)
 			}
 			out = append(out, cur)
 			cur = event{}

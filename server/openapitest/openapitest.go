@@ -77,9 +77,18 @@ func (c *Checker) Check(method, path string, status int, contentType string, bod
 	if tmpl == "" {
 		return fmt.Errorf("%s %s: no documented path matches", method, path)
 	}
-	op := "/paths/" + pointer(tmpl) + "/" + strings.ToLower(method)
-	if lookup(c.doc, op) == nil {
+	if lookup(c.doc, operation(method, tmpl)) == nil {
 		return fmt.Errorf("%s %s: %s has no %s operation", method, path, tmpl, method)
+	}
+	return c.CheckOperation(method, tmpl, status, contentType, body)
+}
+
+// CheckOperation is Check for a request to the document's path template
+// tmpl ("/v1/sessions/{id}").
+func (c *Checker) CheckOperation(method, tmpl string, status int, contentType string, body []byte) error {
+	op := operation(method, tmpl)
+	if lookup(c.doc, op) == nil {
+		return fmt.Errorf("%s %s: the document has no such operation", method, tmpl)
 	}
 	resp, _ := lookup(c.doc, op+"/responses/"+strconv.Itoa(status)).(map[string]any)
 	if resp == nil {
@@ -108,17 +117,40 @@ func (c *Checker) Check(method, path string, status int, contentType string, bod
 	if err != nil {
 		return fmt.Errorf("%s %s %d: not JSON: %v", method, tmpl, status, err)
 	}
-	ptr := op + "/responses/" + strconv.Itoa(status) + "/content/application~1json/schema"
+	if err := c.validate(op+"/responses/"+strconv.Itoa(status)+"/content/application~1json/schema", v); err != nil {
+		return fmt.Errorf("%s %s %d: the answer does not match the document: %w\n%s", method, tmpl, status, err, body)
+	}
+	return nil
+}
+
+// CheckRequest holds a JSON request body (v, as json.Unmarshal into an
+// any reads it) to the document's for method and the path template tmpl.
+func (c *Checker) CheckRequest(method, tmpl string, v any) error {
+	if err := c.validate(operation(method, tmpl)+"/requestBody/content/application~1json/schema", v); err != nil {
+		return fmt.Errorf("%s %s: the request does not match the document: %w", method, tmpl, err)
+	}
+	return nil
+}
+
+// AssertFormat has the schemas' formats ("date-time", ...) checked too;
+// call it before the first check.
+func (c *Checker) AssertFormat() { c.comp.AssertFormat() }
+
+// validate checks v against the schema at the document's JSON pointer.
+func (c *Checker) validate(ptr string, v any) error {
 	c.mu.Lock()
 	sch, err := c.comp.Compile(base + "#" + ptr)
 	c.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("compile %s: %w", ptr, err)
 	}
-	if err := sch.Validate(v); err != nil {
-		return fmt.Errorf("%s %s %d: the answer does not match the document: %v\n%s", method, tmpl, status, err, body)
-	}
-	return nil
+	return sch.Validate(v)
+}
+
+// operation is the JSON pointer of the operation of method on the path
+// template tmpl.
+func operation(method, tmpl string) string {
+	return "/paths/" + pointer(tmpl) + "/" + strings.ToLower(method)
 }
 
 // Event checks the data of a Server-Sent Event against a component schema.
