@@ -12,7 +12,10 @@ start=$SECONDS
 if [ ! -x bin/coderun ]; then
   echo "setup: building bin/coderun (the first build takes a few minutes) ..." >&2
 fi
-go build -o bin/coderun ./cmd/coderun
+# Static (CGO_ENABLED=0: net, os/user and SQLite, which is modernc's, need
+# no cgo), so that every run of the CLI, the one-shot `coderun exec` most,
+# skips the dynamic loader; -trimpath keeps build paths out of the binary.
+CGO_ENABLED=0 go build -trimpath -o bin/coderun ./cmd/coderun
 if ((SECONDS - start > 2)); then
   echo "setup:   built bin/coderun in $((SECONDS - start))s" >&2
 fi
