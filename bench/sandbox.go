@@ -141,14 +141,11 @@ func Sandbox(ctx context.Context, cfg SandboxConfig, progress io.Writer) (*Sandb
 		defer rt.Close()
 		configs = append(configs, config{name: c.name, run: through(rt, cfg.Code), rt: rt, pool: c.opts.Pool})
 	}
-	for _, c := range configs {
-		fmt.Fprintf(progress, "latency: %s…\n", c.name)
-		l, err := measureLatency(ctx, c, cfg.Runs)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.name, err)
-		}
-		rep.Latencies = append(rep.Latencies, l)
+	lat, err := measureLatencies(ctx, configs, cfg.Runs, progress)
+	if err != nil {
+		return nil, err
 	}
+	rep.Latencies = lat
 	for _, n := range cfg.Concurrency {
 		fmt.Fprintf(progress, "throughput at concurrency %d…\n", n)
 		level := Throughput{Concurrency: n}
@@ -172,6 +169,21 @@ func Sandbox(ctx context.Context, cfg SandboxConfig, progress io.Writer) (*Sandb
 		rep.CLI = cli
 	}
 	return rep, nil
+}
+
+// measureLatencies measures each config's latency, one run at a time,
+// runs times, telling progress of each.
+func measureLatencies(ctx context.Context, configs []config, runs int, progress io.Writer) ([]Latency, error) {
+	var out []Latency
+	for _, c := range configs {
+		fmt.Fprintf(progress, "latency: %s…\n", c.name)
+		l, err := measureLatency(ctx, c, runs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }
 
 // through runs code in rt and checks that it printed something.

@@ -89,14 +89,11 @@ func SandboxFusion(ctx context.Context, cfg SandboxFusionConfig, progress io.Wri
 		{name: "in-process Runtime.Run", run: through(rt, cfg.Code), rt: rt, pool: cfg.Pool},
 		{name: "POST /run_code (HTTP)", run: overHTTP(client, url, cfg.Code), rt: rt, pool: cfg.Pool},
 	}
-	for _, c := range configs {
-		fmt.Fprintf(progress, "latency: %s…\n", c.name)
-		l, err := measureLatency(ctx, c, cfg.Runs)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.name, err)
-		}
-		rep.Latencies = append(rep.Latencies, l)
+	lat, err := measureLatencies(ctx, configs, cfg.Runs, progress)
+	if err != nil {
+		return nil, err
 	}
+	rep.Latencies = lat
 	// Throughput in alternating rounds, so that both rows see the same
 	// machine (it is shared: what else runs changes from second to
 	// second).
