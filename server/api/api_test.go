@@ -424,6 +424,7 @@ func TestStreamSendsEveryOutput(t *testing.T) {
 	h := newHarness(t, nil)
 	py := h.createSession(aliceKey, nil)
 	sh := h.createSession(aliceKey, map[string]any{"language": "bash"})
+	short := h.createSession(aliceKey, map[string]any{"limits": map[string]any{"wall_time": "1s"}})
 	type out struct {
 		Type  string `json:"output_type"`
 		Name  string `json:"name"`
@@ -434,6 +435,7 @@ func TestStreamSendsEveryOutput(t *testing.T) {
 		{"exit", py.ID, "print(1, flush=True)\nimport os; os._exit(3)", "InterpreterExited"},
 		{"raise", py.ID, "print(1, flush=True)\nraise ValueError('v')", "ValueError"},
 		{"bash status", sh.ID, "echo hi; false", "ExitStatus"},
+		{"time limit", short.ID, "print(1, flush=True)\nimport time; time.sleep(10)", ""}, // its note, a stream
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			events := h.stream(context.Background(), aliceKey, c.id, c.code)
@@ -451,6 +453,9 @@ func TestStreamSendsEveryOutput(t *testing.T) {
 			var cell struct{ Outputs []out }
 			if err := json.Unmarshal(events[len(events)-1].data, &cell); err != nil {
 				t.Fatal(err)
+			}
+			if c.want == "" && !strings.Contains(string(events[len(events)-1].data), "time limit") {
+				t.Errorf("done has no time limit note: %s", events[len(events)-1].data)
 			}
 			text := map[string]string{}
 			var errs []string
@@ -471,7 +476,7 @@ func TestStreamSendsEveryOutput(t *testing.T) {
 					}
 				}
 			}
-			if strings.Join(errs, ",") != strings.Join(want, ",") || !slices.Contains(errs, c.want) {
+			if strings.Join(errs, ",") != strings.Join(want, ",") || (c.want != "" && !slices.Contains(errs, c.want)) {
 				t.Errorf("streamed errors %v, done's %v, want %s once", errs, want, c.want)
 			}
 		})
