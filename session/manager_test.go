@@ -231,12 +231,14 @@ func TestManagerTenants(t *testing.T) {
 	if l := acme.List(); len(l) != 1 || l[0].ID != a.ID() {
 		t.Errorf("the tenant lists %+v", l)
 	}
-	// Fill the manager from the other tenant: acme's session is evicted,
-	// and only acme learns so.
-	for range 2 {
-		if _, err := globex.Create(ctx, session.Config{Language: sandbox.Bash}); err != nil {
-			t.Fatal(err)
-		}
+	// Fill the manager with acme's second session, then create one for
+	// globex: acme holds the most, so its least recently used session is
+	// evicted, and only acme learns so.
+	if _, err := acme.Create(ctx, session.Config{Language: sandbox.Bash}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := globex.Create(ctx, session.Config{Language: sandbox.Bash}); err != nil {
+		t.Fatal(err)
 	}
 	var evicted *session.EvictedError
 	if _, err := acme.Get(a.ID()); !errors.As(err, &evicted) || evicted.Tenant != "acme" {
