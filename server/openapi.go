@@ -49,6 +49,31 @@ func ErrorResponse(description string) map[string]any {
 		"content": map[string]any{"application/json": map[string]any{"schema": Ref("Error")}}}
 }
 
+// Type is a schema of JSON type t ("string", "integer", ...), with its
+// description when desc is not empty.
+func Type(t, desc string) map[string]any {
+	m := map[string]any{"type": t}
+	if desc != "" {
+		m["description"] = desc
+	}
+	return m
+}
+
+// Object is the schema of an object with these properties, of which the
+// required ones must be present (other properties are allowed).
+func Object(required []string, props map[string]any) map[string]any {
+	o := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		o["required"] = toAny(required)
+	}
+	return o
+}
+
+// Array is the schema of an array of items.
+func Array(items map[string]any) map[string]any {
+	return map[string]any{"type": "array", "items": items}
+}
+
 // Ref is a reference to the component schema name.
 func Ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
 

@@ -54,25 +54,7 @@ func Doc() *server.APIDoc {
 }
 
 func schemas() map[string]any {
-	typ := func(t, desc string) map[string]any {
-		m := map[string]any{"type": t}
-		if desc != "" {
-			m["description"] = desc
-		}
-		return m
-	}
-	obj := func(required []string, props map[string]any) map[string]any {
-		o := map[string]any{"type": "object", "properties": props}
-		if len(required) > 0 {
-			r := make([]any, len(required))
-			for i, s := range required {
-				r[i] = s
-			}
-			o["required"] = r
-		}
-		return o
-	}
-	arr := func(items map[string]any) map[string]any { return map[string]any{"type": "array", "items": items} }
+	typ, obj, arr := server.Type, server.Object, server.Array
 	counts := map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "integer"}}
 	percentiles := obj([]string{"p50", "p95", "max"}, map[string]any{"p50": typ("number", ""), "p95": typ("number", ""), "max": typ("number", "")})
 	req := obj([]string{"problems"}, map[string]any{

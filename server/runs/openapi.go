@@ -100,25 +100,7 @@ func Doc() *server.APIDoc {
 }
 
 func schemas(statuses []any) map[string]any {
-	typ := func(t, desc string) map[string]any {
-		m := map[string]any{"type": t}
-		if desc != "" {
-			m["description"] = desc
-		}
-		return m
-	}
-	obj := func(required []string, props map[string]any) map[string]any {
-		o := map[string]any{"type": "object", "properties": props}
-		if len(required) > 0 {
-			r := make([]any, len(required))
-			for i, s := range required {
-				r[i] = s
-			}
-			o["required"] = r
-		}
-		return o
-	}
-	arr := func(items map[string]any) map[string]any { return map[string]any{"type": "array", "items": items} }
+	typ, obj, arr := server.Type, server.Object, server.Array
 	duration := map[string]any{"type": []any{"string", "number"}, "description": "A duration such as \"10s\", or a number of seconds."}
 	counts := map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "integer"}}
 	return map[string]any{
