@@ -45,7 +45,7 @@ func TestServeMountsE2B(t *testing.T) {
 		t.Errorf("debug listeners: %+v, want the interpreter's and envd's", srv.Services.listeners)
 	}
 	w := httptest.NewRecorder()
-	req := httptest.NewRequest("GET", "/v2/sandboxes", nil)
+	req := httptest.NewRequest("GET", "http://localhost/v2/sandboxes", nil)
 	req.Header.Set("X-API-Key", "anything")
 	srv.Server.Handler().ServeHTTP(w, req)
 	if w.Code != 200 || strings.TrimSpace(w.Body.String()) != "[]" {

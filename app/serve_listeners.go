@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/coderun/coderun/server"
 )
 
 // listenerOff is the value that turns an extra listener off.
@@ -55,7 +57,11 @@ func (s *Services) serveListeners(ctx context.Context, grace time.Duration) (sto
 			s.Logger.Warn("extra listener not started", "listener", l.name, "addr", l.addr, "error", err.Error())
 			continue
 		}
-		hs := &http.Server{Handler: l.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		// As the main listener: bodies capped; and, keyless or not on
+		// loopback, not driven by this machine's browsers (DNS rebinding,
+		// cross-site requests).
+		h := server.LocalOnly(http.MaxBytesHandler(l.handler, s.Config.Server.MaxBody))
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 		servers = append(servers, hs)
 		s.Logger.Info("serving", "listener", l.name, "addr", ln.Addr().String())

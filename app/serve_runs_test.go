@@ -48,7 +48,7 @@ func TestServeShowsTheCLIsRuns(t *testing.T) {
 	defer srv.Close()
 	list := func(key string) []runs.RunView {
 		t.Helper()
-		req := httptest.NewRequest("GET", "/v1/runs", nil)
+		req := httptest.NewRequest("GET", "http://localhost/v1/runs", nil)
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)
 		}
@@ -67,7 +67,7 @@ func TestServeShowsTheCLIsRuns(t *testing.T) {
 		t.Errorf("alice sees the default tenant's runs: %+v", got)
 	}
 	w := httptest.NewRecorder()
-	srv.Server.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	srv.Server.Handler().ServeHTTP(w, httptest.NewRequest("GET", "http://localhost/", nil))
 	if w.Code != 200 || w.Header().Get("Content-Security-Policy") == "" {
 		t.Errorf("the web view: %d", w.Code)
 	}

@@ -72,7 +72,7 @@ func TestEveryRouteDocumented(t *testing.T) {
 	}
 	defer srv.Close()
 	w := httptest.NewRecorder()
-	srv.Server.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/openapi.json", nil))
+	srv.Server.Handler().ServeHTTP(w, httptest.NewRequest("GET", "http://localhost/openapi.json", nil))
 	var doc struct {
 		OpenAPI string                    `json:"openapi"`
 		Paths   map[string]map[string]any `json:"paths"`

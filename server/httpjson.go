@@ -16,7 +16,7 @@ import (
 // {"error": {"code": "not_found", "message": "..."}}.
 type Error struct {
 	// Code is a stable word a client may switch on: bad_request,
-	// unauthorized, not_found, method_not_allowed, conflict, too_large,
+	// unauthorized, forbidden, not_found, method_not_allowed, conflict, too_large,
 	// unsupported_media_type, rate_limited, unavailable, internal.
 	Code string `json:"code"`
 	// Message says what was wrong, for a person.
@@ -27,6 +27,7 @@ type Error struct {
 const (
 	CodeBadRequest  = "bad_request"
 	CodeAuth        = "unauthorized"
+	CodeForbidden   = "forbidden"
 	CodeNotFound    = "not_found"
 	CodeMethod      = "method_not_allowed"
 	CodeConflict    = "conflict"

@@ -35,7 +35,7 @@ var errorSchema = map[string]any{
 	"properties": map[string]any{"error": map[string]any{
 		"type": "object", "required": []any{"code", "message"}, "additionalProperties": false,
 		"properties": map[string]any{
-			"code": map[string]any{"type": "string", "enum": []any{CodeBadRequest, CodeAuth, CodeNotFound, CodeMethod, CodeConflict,
+			"code": map[string]any{"type": "string", "enum": []any{CodeBadRequest, CodeAuth, CodeForbidden, CodeNotFound, CodeMethod, CodeConflict,
 				CodeTooLarge, CodeMediaType, CodeRateLimited, CodeUnavailable, CodeInternal}},
 			"message": map[string]any{"type": "string"},
 		},

@@ -81,6 +81,7 @@ func finalAnswer(grace time.Duration) time.Duration { return min(grace/4, 5*time
 // /healthz, /readyz, /metrics and /openapi.json itself.
 type Server struct {
 	opts     Options
+	cop      *http.CrossOriginProtection // insecure local mode: see refuseBrowsers
 	handler  http.Handler
 	doc      []byte
 	draining atomic.Bool
@@ -108,6 +109,9 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts}
+	if opts.InsecureLocal {
+		s.cop = http.NewCrossOriginProtection()
+	}
 	doc, err := s.document()
 	if err != nil {
 		return nil, err
@@ -327,6 +331,10 @@ func (s *Server) outer(mux *http.ServeMux) http.Handler {
 			}
 			s.opts.Logger.LogAttrs(r.Context(), level, "request", attrs...)
 		}()
+		if s.cop != nil && refuseBrowsers(sw, r, s.cop) {
+			// Keyless: this machine's browsers must not drive it.
+			return
+		}
 		if _, pattern := mux.Handler(r); pattern == "" {
 			unmatched(mux, sw, r)
 			return
@@ -389,6 +397,8 @@ func classOf(status int) string {
 		return CodeMethod
 	case http.StatusUnauthorized:
 		return CodeAuth
+	case http.StatusForbidden:
+		return CodeForbidden
 	case http.StatusTooManyRequests:
 		return CodeRateLimited
 	case http.StatusRequestEntityTooLarge:

@@ -49,7 +49,12 @@ func newServer(t *testing.T, opts server.Options) *server.Server {
 func do(t *testing.T, h http.Handler, method, path string, header map[string]string, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	r.Host = "localhost" // as local tools send it (insecure local mode refuses other names)
 	for k, v := range header {
+		if k == "Host" {
+			r.Host = v
+			continue
+		}
 		r.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
@@ -124,6 +129,12 @@ func TestInsecureLocal(t *testing.T) {
 	check(nil, 200, server.DefaultTenant)
 	check(map[string]string{"Authorization": "Bearer " + aliceKey}, 200, "alice")
 	check(map[string]string{"Authorization": "Bearer wrong-key-0123456789"}, 401, "")
+	// This machine's browsers do not drive a keyless server: not through
+	// DNS rebinding (a foreign Host), not by a cross-site request.
+	check(map[string]string{"Host": "rebound.example:8080"}, 403, "")
+	if w := do(t, h, "POST", "/v1/whoami", map[string]string{"Sec-Fetch-Site": "cross-site"}, ""); w.Code != 403 || errorCode(t, w) != server.CodeForbidden {
+		t.Errorf("a cross-site POST: %d %s", w.Code, w.Body)
+	}
 }
 
 func TestRefusesWithoutKeys(t *testing.T) {
