@@ -85,6 +85,11 @@ func setupFailed(res *sandbox.Result) bool {
 	return res.Reason == sandbox.ReasonSetupError || (res.Compile != nil && res.Compile.Reason == sandbox.ReasonSetupError)
 }
 
+// Request is the sandbox request a /run_code body becomes on this
+// handler (with its limits), or why the body would be refused; the
+// benchmark runs it in-process beside the same body over HTTP.
+func (h *Handler) Request(in *RunCodeRequest) (sandbox.Request, error) { return h.request(in) }
+
 // request turns a /run_code request into a sandbox request.
 func (h *Handler) request(in *RunCodeRequest) (sandbox.Request, error) {
 	if in.Code == nil {
