@@ -42,7 +42,11 @@
 //     code waiting for a person's approval;
 //   - stats.go holds the [Scorecard] and aggregates scorecards across
 //     runs ([Summarize]);
-//   - export.go gathers a run's whole record ([Gather]).
+//   - export.go gathers a run's whole record ([Gather]);
+//   - job.go holds the records of batch-eval jobs ([Job], [JobRecords]):
+//     what was submitted, opaque to the store, and the verdicts as they
+//     are made, so that a restarted server still serves a finished job
+//     and shows an unfinished one as interrupted, resumable.
 //
 // To add a backend, write a package whose type implements [Store] and run
 // storetest.Run against it in its tests.

@@ -85,6 +85,9 @@ type Tenant interface {
 	Reviews(ctx context.Context, runID string, all bool) ([]ReviewItem, error)
 	// CloseReview closes one open review item by id.
 	CloseReview(ctx context.Context, id int64, resolution, note string) error
+
+	// JobRecords are the tenant's batch-eval jobs (job.go).
+	JobRecords
 }
 
 // ValidTenant checks a tenant name: 1 to 64 letters, digits, '.', '_' or

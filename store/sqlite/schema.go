@@ -11,11 +11,42 @@ import (
 //
 //  1. runs, steps, files and reviews, owners checked by process id;
 //  2. tenants (part of every key; version 1's records go to
-//     store.DefaultTenant) and leases (runs.lease_until).
-const schemaVersion = 2
+//     store.DefaultTenant) and leases (runs.lease_until);
+//  3. batch-eval jobs and their verdicts (jobs, job_verdicts).
+const schemaVersion = 3
 
-// schema is version 2, made from nothing.
-const schema = `
+// jobTables are the tables version 3 adds.
+const jobTables = `
+CREATE TABLE jobs (
+	tenant      TEXT NOT NULL,
+	id          TEXT NOT NULL,
+	created_at  TEXT NOT NULL,
+	finished_at TEXT NOT NULL DEFAULT '',
+	status      TEXT NOT NULL,
+	error       TEXT NOT NULL DEFAULT '',
+	total       INTEGER NOT NULL,
+	verdicts    INTEGER NOT NULL DEFAULT 0,
+	spec        TEXT NOT NULL,
+	owner       TEXT NOT NULL DEFAULT '',
+	lease_until TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (tenant, id)
+);
+CREATE INDEX jobs_created ON jobs(tenant, created_at);
+CREATE TABLE job_verdicts (
+	tenant TEXT NOT NULL,
+	job_id TEXT NOT NULL,
+	seq    INTEGER NOT NULL,
+	data   TEXT NOT NULL,
+	PRIMARY KEY (tenant, job_id, seq),
+	FOREIGN KEY (tenant, job_id) REFERENCES jobs(tenant, id) ON DELETE CASCADE
+);
+`
+
+// schema is version 3, made from nothing.
+const schema = runTables + jobTables
+
+// runTables are version 2's tables.
+const runTables = `
 CREATE TABLE runs (
 	tenant      TEXT NOT NULL,
 	id          TEXT NOT NULL,
@@ -96,7 +127,7 @@ ALTER TABLE runs RENAME TO runs_v1;
 DROP INDEX IF EXISTS runs_created;
 DROP INDEX IF EXISTS runs_status;
 DROP INDEX IF EXISTS reviews_open;
-` + schema + `
+` + runTables + `
 INSERT INTO runs (tenant, id, created_at, updated_at, finished_at, task, model, mode, status, outcome, answer,
 	failure, pending, scorecard, inputs, config, state, owner, lease_until, steps)
 	SELECT 'default', id, created_at, updated_at, finished_at, task, model, mode, status, outcome, answer,
@@ -111,10 +142,10 @@ DROP TABLE reviews_v1;
 DROP TABLE files_v1;
 DROP TABLE steps_v1;
 DROP TABLE runs_v1;
-`
+` + jobTables
 
 // migrations[v] brings a database of version v to schemaVersion.
-var migrations = map[int]string{0: schema, 1: fromV1}
+var migrations = map[int]string{0: schema, 1: fromV1, 2: jobTables}
 
 func (s *DB) migrate(ctx context.Context) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {

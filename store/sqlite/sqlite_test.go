@@ -159,6 +159,45 @@ func TestMigrateFromV1(t *testing.T) {
 	}
 }
 
+// A database of version 2 (runs, before jobs) keeps its runs and gains
+// the job tables.
+func TestMigrateFromV2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), sqlite.FileName)
+	db, err := sqlite.OpenFile(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn, _ := db.Tenant("acme")
+	r, err := tn.CreateRun(ctx, store.NewRun{Task: "t", Owner: store.NewOwner()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw, _ := sql.Open("sqlite", "file:"+path)
+	if _, err := raw.Exec("DROP TABLE job_verdicts; DROP TABLE jobs; PRAGMA user_version = 2"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	db, err = sqlite.OpenFile(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tn, _ = db.Tenant("acme")
+	if got, err := tn.GetRun(ctx, r.ID); err != nil || got.Task != "t" {
+		t.Fatalf("the run after the migration: %+v %v", got, err)
+	}
+	j, err := tn.CreateJob(ctx, store.NewJob{Owner: store.NewOwner(), Total: 1})
+	if err != nil {
+		t.Fatalf("a job after the migration: %v", err)
+	}
+	if list, err := tn.ListJobs(ctx); err != nil || len(list) != 1 || list[0].ID != j.ID {
+		t.Errorf("jobs: %+v %v", list, err)
+	}
+}
+
 func TestRefusesNewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), sqlite.FileName)
 	raw, _ := sql.Open("sqlite", "file:"+path)

@@ -3,7 +3,8 @@
 // expire and renew; concurrent claimers and writers; crash consistency (a
 // failed record changes nothing); the review queue; files; statistics; and
 // the isolation of tenants (no record of one tenant can be listed, read,
-// claimed, changed or closed through another's handle).
+// claimed, changed or closed through another's handle); and the records of
+// batch-eval jobs (jobs.go): verdicts in order, leases, isolation.
 //
 // A backend's test calls [Run] with a function that makes a new, empty
 // store and returns an [Opener] of handles on it:
@@ -55,6 +56,10 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Files", testFiles},
 		{"Stats", testStats},
 		{"TenantIsolation", testTenantIsolation},
+		{"Jobs", testJobs},
+		{"JobLeases", testJobLeases},
+		{"ConcurrentJobWriters", testConcurrentJobWriters},
+		{"JobIsolation", testJobIsolation},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
