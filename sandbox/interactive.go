@@ -60,6 +60,18 @@ type Sandbox interface {
 	Close() error
 }
 
+// SideBySide is implemented by a Sandbox that also runs programs beside
+// the one Start runs, and beside each other: what an E2B sandbox needs,
+// whose commands run while its code does. Each program started so runs in
+// a box of its own (fresh namespaces and process tree, prog's limits or
+// the sandbox's, its own to use: the limits are per program, not shared),
+// and all of them share the sandbox's workspace (/work, /tmp, /dev/shm).
+// Close ends them all.
+type SideBySide interface {
+	// StartBeside starts prog whatever else runs in the sandbox.
+	StartBeside(ctx context.Context, prog Program) (Process, error)
+}
+
 // Process is a program running in a Sandbox. Its standard streams are
 // pipes the caller must drain (a full pipe blocks the program).
 type Process interface {

@@ -385,3 +385,8 @@ func (s *Session) tenantIs(tenant string) bool {
 	defer s.mu.Unlock()
 	return s.tenant == tenant
 }
+
+// Runtime is the runtime the Manager's sessions make their sandboxes with:
+// a caller that makes a sandbox for several sessions to share
+// (Config.Sandbox) makes it there.
+func (m *Manager) Runtime() sandbox.Interactive { return m.rt }

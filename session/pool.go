@@ -110,7 +110,7 @@ func (p *Pool) Config() Config { return p.cfg }
 // the pool's, but for Files (uploaded when it is handed out).
 func (p *Pool) fits(cfg Config) bool {
 	cfg = cfg.withDefaults()
-	return cfg.Language == p.cfg.Language && cfg.Limits == p.cfg.Limits && cfg.Grace == p.cfg.Grace &&
+	return cfg.Sandbox == nil && cfg.Language == p.cfg.Language && cfg.Limits == p.cfg.Limits && cfg.Grace == p.cfg.Grace &&
 		maps.Equal(cfg.Env, p.cfg.Env) && slices.Equal(cfg.Preload, p.cfg.Preload)
 }
 

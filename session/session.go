@@ -48,6 +48,11 @@ type Config struct {
 	Preload []string
 	// StartTimeout bounds an interpreter's start. Default 60s.
 	StartTimeout time.Duration
+	// Sandbox, if set, is the sandbox the session runs in instead of a
+	// fresh one: its owner's, which Close leaves open (with its files)
+	// after stopping the session's interpreter. Files are placed in it.
+	// The sandbox's limits are its own; Limits' per-cell ones still apply.
+	Sandbox sandbox.Sandbox
 }
 
 // DefaultLimits fill the zero fields of Config.Limits: the sandbox's
@@ -160,6 +165,7 @@ type Session struct {
 	id      string
 	cfg     Config
 	sb      sandbox.Sandbox
+	ownsSB  bool // false when Config.Sandbox gave it
 	created time.Time
 	pooled  bool
 
@@ -182,15 +188,26 @@ func New(ctx context.Context, rt sandbox.Interactive, cfg Config) (*Session, err
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	sb, err := rt.NewSandbox(ctx, sandbox.Spec{Limits: sandboxLimits(cfg.Limits), Files: cfg.Files})
-	if err != nil {
-		return nil, fmt.Errorf("session: create sandbox: %w", err)
+	sb, owns := cfg.Sandbox, cfg.Sandbox == nil
+	if owns {
+		var err error
+		if sb, err = rt.NewSandbox(ctx, sandbox.Spec{Limits: sandboxLimits(cfg.Limits), Files: cfg.Files}); err != nil {
+			return nil, fmt.Errorf("session: create sandbox: %w", err)
+		}
+	} else {
+		for _, f := range cfg.Files {
+			if err := sb.WriteFile(f.Path, f.Content, f.Mode); err != nil {
+				return nil, fmt.Errorf("session: place %s: %w", f.Path, err)
+			}
+		}
 	}
 	now := time.Now()
-	s := &Session{id: newID(), cfg: cfg, sb: sb, created: now, lastUsed: now, turn: make(chan struct{}, 1)}
+	s := &Session{id: newID(), cfg: cfg, sb: sb, ownsSB: owns, created: now, lastUsed: now, turn: make(chan struct{}, 1)}
 	in, err := startInterp(ctx, sb, cfg.newDriver(), s.route, cfg.StartTimeout)
 	if err != nil {
-		sb.Close()
+		if owns {
+			sb.Close()
+		}
 		return nil, err
 	}
 	s.in = in
@@ -958,7 +975,10 @@ func (s *Session) closeWith(reason error) error {
 		in.killNote(killClose, reason.Error())
 		<-in.dead
 	}
-	err := s.sb.Close()
+	var err error
+	if s.ownsSB {
+		err = s.sb.Close()
+	}
 	if onClose != nil {
 		onClose()
 	}

@@ -57,6 +57,7 @@ type longSandbox struct {
 
 	mu      sync.Mutex
 	current *process
+	beside  map[*process]bool // the programs StartBeside started, until they end
 	closed  bool
 	// files is held (shared) by usingFiles while it takes hold of the
 	// workspace and (exclusive) by Close while it lets go of it.
@@ -87,6 +88,18 @@ func (s *longSandbox) usingFiles() (work string, done func(), err error) {
 func (s *longSandbox) ID() string { return s.id }
 
 func (s *longSandbox) Start(ctx context.Context, prog sandbox.Program) (sandbox.Process, error) {
+	return s.start(ctx, prog, false)
+}
+
+var _ sandbox.SideBySide = (*longSandbox)(nil)
+
+// StartBeside starts prog in a box of its own over the sandbox's
+// workspace, whatever else runs.
+func (s *longSandbox) StartBeside(ctx context.Context, prog sandbox.Program) (sandbox.Process, error) {
+	return s.start(ctx, prog, true)
+}
+
+func (s *longSandbox) start(ctx context.Context, prog sandbox.Program, beside bool) (sandbox.Process, error) {
 	req := sandbox.Request{Language: prog.Language, Code: prog.Code, Env: prog.Env}
 	interp, err := req.Validate(s.rt.opts.Defaults)
 	if err != nil {
@@ -97,7 +110,7 @@ func (s *longSandbox) Start(ctx context.Context, prog sandbox.Program) (sandbox.
 	if s.closed {
 		return nil, errors.New("sandbox closed")
 	}
-	if s.current != nil && !s.current.done() {
+	if !beside && s.current != nil && !s.current.done() {
 		return nil, errors.New("a program is still running in this sandbox")
 	}
 	lim := s.lim
@@ -126,7 +139,19 @@ func (s *longSandbox) Start(ctx context.Context, prog sandbox.Program) (sandbox.
 		return nil, fmt.Errorf("start %s: %w", prog.Language, err)
 	}
 	p := &process{ex: ex, finished: make(chan struct{}), stdout: &eofCloser{f: b.stdout}, stderr: &eofCloser{f: b.stderr}, stdinLink: link}
-	s.current = p
+	if !beside {
+		s.current = p
+		return p, nil
+	}
+	if s.beside == nil {
+		s.beside = map[*process]bool{}
+	}
+	s.beside[p] = true
+	p.onEnd = func() {
+		s.mu.Lock()
+		delete(s.beside, p)
+		s.mu.Unlock()
+	}
 	return p, nil
 }
 
@@ -201,10 +226,18 @@ func (s *longSandbox) Close() error {
 		return nil
 	}
 	s.closed = true
-	p := s.current
+	running := make([]*process, 0, 1+len(s.beside))
+	if s.current != nil {
+		running = append(running, s.current)
+	}
+	for p := range s.beside {
+		running = append(running, p)
+	}
 	s.mu.Unlock()
-	if p != nil {
+	for _, p := range running {
 		p.Kill()
+	}
+	for _, p := range running {
 		p.Wait(context.Background())
 	}
 	s.files.Lock() // no file operation is taking hold of the workspace
@@ -226,6 +259,7 @@ type process struct {
 	once      sync.Once
 	finished  chan struct{}
 	result    *sandbox.Result
+	onEnd     func() // set for a program started beside others
 }
 
 func (p *process) Stdin() io.WriteCloser { return p.ex.b.stdin }
@@ -291,6 +325,9 @@ func (p *process) Wait(ctx context.Context) *sandbox.Result {
 		b := p.ex.b
 		b.destroy()
 		close(p.finished)
+		if p.onEnd != nil {
+			p.onEnd()
+		}
 	})
 	<-p.finished
 	return p.result

@@ -60,6 +60,7 @@ func (s *Service) newContext(ctx context.Context, b *box, lang, cwd string) (*co
 	cfg := s.opts.Session
 	cfg.Language = sl
 	cfg.Env = mergeEnv(cfg.Env, b.env)
+	cfg.Sandbox = b.view
 	if sl != sandbox.Python {
 		cfg.Preload = nil
 	}

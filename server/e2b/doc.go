@@ -19,19 +19,26 @@
 //
 // # What an E2B sandbox is here
 //
-// An E2B sandbox is one coderun Python session (session.Manager, in the
-// tenant of the API key that created it): its workspace is the sandbox's
-// file system (/work inside the sandbox; E2B's /home/user is accepted as
-// another name for it) and its interpreter is the sandbox's default Python
-// context. Every further context (POST /contexts, or a language's default
-// context other than Python's) is a session of its own, with its own
-// workspace. Commands (process.Process/Start) and the file operations the
-// host cannot do from outside (list with modification times, make a
-// directory, move, remove) run inside the sandbox, through the default
-// context's interpreter, one at a time with its cells: a command started
-// while a cell runs waits for it, and a cell waits for a running command.
-// Such helper cells are in the session's history like any other; the
-// execution count E2B reports counts only the code E2B ran.
+// An E2B sandbox is one coderun sandbox (sandbox.Sandbox, made with the
+// session manager's runtime, in the tenant of the API key that created
+// it) whose workspace is the sandbox's one file system: /work inside it,
+// E2B's /home/user accepted as another name for it in every path the SDK
+// sends. Everything of the sandbox runs in it side by side
+// (sandbox.SideBySide), each program in a box of its own over that
+// workspace: its contexts, each a coderun session (Python or bash; the
+// default Python context is the sandbox's own and ends it when it ends),
+// its commands, each a program of its own (bash exec'ing the command,
+// its output streamed, its input, signals and end passed on; it runs on
+// when the call that started it goes away, and anyone may connect to it),
+// and envd.py, a small program that does the file operations the host
+// cannot do from outside (list with metadata, stat, make a directory,
+// move, remove, the snapshots a directory watch compares). A file written
+// by code in any context is there for every other context, command and
+// files.* call. The limits of the sandbox (memory, processes, open files)
+// bound each of these programs on its own, not all of them together; the
+// workspace's size is shared. A context's helper cells (an execution's
+// env_vars, a context's cwd) are in its session's history like any other;
+// the execution count E2B reports counts only the code E2B ran.
 //
 // # Authentication
 //

@@ -78,7 +78,7 @@ func (s *Service) filesystemRoutes(mux *http.ServeMux) {
 				return nil, rpcErrorf(codeInvalidArgument, "the workspace itself cannot be removed")
 			}
 			b := boxFrom(r.Context())
-			return &struct{}{}, runHelper(r.Context(), b.primary.sess, helperCall{op: "remove", args: pathRequest{sandboxPath(rel)}}, nil)
+			return &struct{}{}, b.fs.call(r.Context(), "remove", pathRequest{sandboxPath(rel)}, nil)
 		})
 	})
 	mux.HandleFunc(svc+"Move", func(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +96,7 @@ func (s *Service) filesystemRoutes(mux *http.ServeMux) {
 			}
 			b := boxFrom(r.Context())
 			var resp entryResponse
-			err = runHelper(r.Context(), b.primary.sess, helperCall{op: "move", args: moveRequest{sandboxPath(src), sandboxPath(dst)}}, &resp)
+			err = b.fs.call(r.Context(), "move", moveRequest{sandboxPath(src), sandboxPath(dst)}, &resp)
 			if err != nil {
 				return nil, err
 			}
@@ -118,8 +118,8 @@ func (s *Service) filesystemRoutes(mux *http.ServeMux) {
 			}
 			b := boxFrom(r.Context())
 			resp := listDirResponse{Entries: []*entryInfo{}}
-			args := map[string]any{"path": sandboxPath(rel), "depth": req.Depth, "skip": []string{sandboxPath(helperDir)}}
-			if err := runHelper(r.Context(), b.primary.sess, helperCall{op: "list", args: args}, &resp); err != nil {
+			args := map[string]any{"path": sandboxPath(rel), "depth": req.Depth}
+			if err := b.fs.call(r.Context(), "list", args, &resp); err != nil {
 				return nil, err
 			}
 			for _, e := range resp.Entries {
@@ -146,7 +146,7 @@ func (s *Service) entryOp(r *http.Request, op, p string) (*entryResponse, error)
 	}
 	b := boxFrom(r.Context())
 	var resp entryResponse
-	if err := runHelper(r.Context(), b.primary.sess, helperCall{op: op, args: pathRequest{sandboxPath(rel)}}, &resp); err != nil {
+	if err := b.fs.call(r.Context(), op, pathRequest{sandboxPath(rel)}, &resp); err != nil {
 		return nil, err
 	}
 	if resp.Entry == nil {

@@ -14,10 +14,6 @@ const Workdir = "/work"
 // files in; it is taken as another name for the workspace.
 const e2bHome = "/home/user"
 
-// helperDir is the workspace directory that the helper cells use to pass
-// standard input to a running command; listings leave it out.
-const helperDir = ".coderun-e2b"
-
 // workspacePath maps a path as E2B code gives it (absolute under
 // /home/user or /work, or relative to the user's home) to a path relative
 // to the workspace ("" for the workspace itself). Paths outside the
@@ -52,9 +48,6 @@ func workspacePath(p string) (string, error) {
 		if clean == "." {
 			return "", nil
 		}
-	}
-	if clean == helperDir || strings.HasPrefix(clean, helperDir+"/") {
-		return "", fmt.Errorf("path %q is reserved for coderun", p)
 	}
 	return clean, nil
 }

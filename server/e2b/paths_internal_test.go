@@ -20,7 +20,7 @@ func TestWorkspacePath(t *testing.T) {
 			t.Errorf("workspacePath(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "/etc/passwd", "/home/user/../../etc/passwd", "../x", "a/../../x", "/home/userx", "/workspace", "a\x00b", ".coderun-e2b/x", "/work/.coderun-e2b"} {
+	for _, bad := range []string{"", "/etc/passwd", "/home/user/../../etc/passwd", "../x", "a/../../x", "/home/userx", "/workspace", "a\x00b"} {
 		if got, err := workspacePath(bad); err == nil {
 			t.Errorf("workspacePath(%q) = %q, want an error", bad, got)
 		}

@@ -1,19 +1,29 @@
 package e2b
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
-	"github.com/coderun/coderun/session"
+	"github.com/coderun/coderun/sandbox"
 )
 
 // defaultCommandTimeout bounds a command whose call names no deadline
 // (Connect-Timeout-Ms).
 const defaultCommandTimeout = time.Hour
+
+// firstPID is the pid of a sandbox's first command (E2B's are the
+// sandbox's process ids; coderun numbers its commands from here).
+const firstPID = 1000
 
 type processConfig struct {
 	Cmd  string            `json:"cmd"`
@@ -45,24 +55,116 @@ type processInfo struct {
 	Tag    *string       `json:"tag,omitempty"`
 }
 
-// command is a command running in a sandbox, through the helper in its
-// default context's interpreter.
+type processEvent struct {
+	Event any `json:"event"`
+}
+
+// command is a command running in an E2B sandbox: a program of its own,
+// started beside the sandbox's contexts and other commands, over its
+// workspace. It runs until it ends, is killed (SendSignal, its timeout,
+// the sandbox's end), whoever follows it: the call that started it and
+// those that connect to it (Connect) see its events from when they came;
+// one going away leaves it running.
 type command struct {
 	pid    uint32
 	config processConfig
 	tag    *string
 	stdin  bool
-	inbox  string // workspace-relative directory its input goes through
+	proc   sandbox.Process
 
-	mu   sync.Mutex
-	seq  int
-	done bool
+	stdinMu sync.Mutex // one write to its standard input at a time
+
+	mu       sync.Mutex
+	subs     map[int]func(processEvent)
+	nextSub  int
+	ended    bool
+	timedOut bool
+	done     chan struct{} // closed once the end event is out
+}
+
+// subscribe adds fn to the command's listeners, first giving it the start
+// event, and returns what removes it; ok is false once it has ended.
+func (c *command) subscribe(fn func(processEvent)) (unsubscribe func(), ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return nil, false
+	}
+	// Sent under the lock: no output can come before the start event.
+	fn(processEvent{map[string]any{"start": map[string]any{"pid": c.pid}}})
+	id := c.nextSub
+	c.nextSub++
+	c.subs[id] = fn
+	return func() {
+		c.mu.Lock()
+		delete(c.subs, id)
+		c.mu.Unlock()
+	}, true
+}
+
+// broadcast gives ev to every listener, in order with the others.
+func (c *command) broadcast(ev processEvent, last bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, fn := range c.subs {
+		fn(ev)
+	}
+	if last {
+		c.ended = true
+		c.subs = nil
+	}
+}
+
+// pump passes what the command writes on one stream to its listeners.
+func (c *command) pump(r io.Reader, key string, done *sync.WaitGroup) {
+	defer done.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			data := append([]byte(nil), buf[:n]...)
+			c.broadcast(processEvent{map[string]any{"data": map[string]any{key: data}}}, false)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// endEvent is E2B's end event for how the command ended.
+func endEvent(res *sandbox.Result) map[string]any {
+	switch {
+	case res.Reason == sandbox.ReasonExited && res.Signal == "":
+		return map[string]any{"exitCode": res.ExitCode, "exited": true, "status": fmt.Sprintf("exit status %d", res.ExitCode)}
+	case res.Reason == sandbox.ReasonExited:
+		return map[string]any{"exitCode": -1, "exited": false, "status": "signal: " + signalName(res.Signal)}
+	case res.Reason == sandbox.ReasonKilled:
+		return map[string]any{"exitCode": -1, "exited": false, "status": "signal: killed"}
+	}
+	msg := string(res.Reason)
+	if res.Error != "" {
+		msg += ": " + res.Error
+	}
+	return map[string]any{"exitCode": -1, "exited": false, "status": "signal: killed", "error": msg}
+}
+
+// commandProgram is the bash program that runs cfg in cwd: exec'd, so the
+// command is the program.
+func commandProgram(cfg *processConfig, cwd string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cd -- %s || exit 1\nexec --", shellQuote(cwd))
+	for _, a := range append([]string{cfg.Cmd}, cfg.Args...) {
+		b.WriteString(" " + shellQuote(a))
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // processRoutes serve envd's process.Process service.
 func (s *Service) processRoutes(mux *http.ServeMux) {
 	const svc = "POST /process.Process/"
 	mux.HandleFunc(svc+"Start", s.startProcess)
+	mux.HandleFunc(svc+"Connect", s.connectProcess)
 	mux.HandleFunc(svc+"List", func(w http.ResponseWriter, r *http.Request) {
 		unaryRPC(w, r, func(r *http.Request, _ *struct{}) (*struct {
 			Processes []processInfo `json:"processes"`
@@ -76,6 +178,7 @@ func (s *Service) processRoutes(mux *http.ServeMux) {
 				out.Processes = append(out.Processes, processInfo{Config: c.config, PID: c.pid, Tag: c.tag})
 			}
 			b.mu.Unlock()
+			sort.Slice(out.Processes, func(i, j int) bool { return out.Processes[i].PID < out.Processes[j].PID })
 			return out, nil
 		})
 	})
@@ -91,7 +194,7 @@ func (s *Service) processRoutes(mux *http.ServeMux) {
 			if req.Input.Pty != nil {
 				return nil, rpcErrorf(codeUnimplemented, "PTY input: coderun runs commands without a terminal")
 			}
-			return &struct{}{}, c.input(boxFrom(r.Context()).primary.sess, req.Input.Stdin, false)
+			return &struct{}{}, c.input(r.Context(), req.Input.Stdin, false)
 		})
 	})
 	mux.HandleFunc(svc+"CloseStdin", func(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +205,7 @@ func (s *Service) processRoutes(mux *http.ServeMux) {
 			if err != nil {
 				return nil, err
 			}
-			return &struct{}{}, c.input(boxFrom(r.Context()).primary.sess, nil, true)
+			return &struct{}{}, c.input(r.Context(), nil, true)
 		})
 	})
 	mux.HandleFunc(svc+"SendSignal", func(w http.ResponseWriter, r *http.Request) {
@@ -114,32 +217,22 @@ func (s *Service) processRoutes(mux *http.ServeMux) {
 			if err != nil {
 				return nil, err
 			}
-			var sig int
 			switch req.Signal {
 			case "SIGNAL_SIGKILL", "":
-				sig = 9
+				c.proc.Kill()
 			case "SIGNAL_SIGTERM":
-				sig = 15
+				if err := c.proc.Signal(syscall.SIGTERM); err != nil {
+					return nil, rpcErrorf(codeNotFound, "process %d: %v", c.pid, err)
+				}
 			default:
 				return nil, rpcErrorf(codeInvalidArgument, "signal %q: SIGNAL_SIGKILL or SIGNAL_SIGTERM", req.Signal)
 			}
-			sess := boxFrom(r.Context()).primary.sess
-			if err := sess.Upload(c.inbox+"/signal", []byte(strconv.Itoa(sig)), 0o644); err != nil {
-				return nil, rpcErrorf(codeInternal, "signal: %v", err)
-			}
-			c.mu.Lock()
-			done := c.done
-			c.mu.Unlock()
-			if done {
-				return nil, rpcErrorf(codeNotFound, "process %d has ended", c.pid)
-			}
-			sess.Interrupt() // the helper passes the signal on to the command
 			return &struct{}{}, nil
 		})
 	})
-	for _, m := range []string{"Connect", "StreamInput", "Update"} {
+	for _, m := range []string{"StreamInput", "Update"} {
 		mux.HandleFunc(svc+m, func(w http.ResponseWriter, r *http.Request) {
-			writeRPCError(w, rpcErrorf(codeUnimplemented, "process.Process/%s is not supported by coderun (commands run without a terminal and are followed by the call that started them)", m))
+			writeRPCError(w, rpcErrorf(codeUnimplemented, "process.Process/%s is not supported by coderun (commands run without a terminal; their input goes through SendInput)", m))
 		})
 	}
 }
@@ -162,36 +255,74 @@ func findCommand(r *http.Request, sel processSelector) (*command, error) {
 	return nil, rpcErrorf(codeInvalidArgument, "the process selector names no pid or tag")
 }
 
-// input passes data (or the end of input) to the command's standard input,
-// as files the helper reads: N, then N.ready.
-func (c *command) input(sess *session.Session, data []byte, eof bool) error {
+// input writes data to the command's standard input, or closes it.
+func (c *command) input(ctx context.Context, data []byte, eof bool) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done {
+	ended := c.ended
+	c.mu.Unlock()
+	if ended {
 		return rpcErrorf(codeNotFound, "process %d has ended", c.pid)
 	}
 	if !c.stdin {
 		return rpcErrorf(codeFailedPrecondition, "process %d was started without stdin", c.pid)
 	}
+	c.stdinMu.Lock()
+	defer c.stdinMu.Unlock()
 	if eof {
-		if err := sess.Upload(c.inbox+"/eof.ready", nil, 0o644); err != nil {
+		if err := c.proc.Stdin().Close(); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 			return rpcErrorf(codeInternal, "close stdin: %v", err)
 		}
 		return nil
 	}
-	n := strconv.Itoa(c.seq)
-	if err := sess.Upload(c.inbox+"/"+n, data, 0o644); err != nil {
-		return rpcErrorf(codeInternal, "stdin: %v", err)
+	written := make(chan error, 1)
+	go func() {
+		_, err := c.proc.Stdin().Write(data)
+		written <- err
+	}()
+	select {
+	case err := <-written:
+		if err != nil {
+			return rpcErrorf(codeFailedPrecondition, "process %d does not take input: %v", c.pid, err)
+		}
+		return nil
+	case <-ctx.Done():
+		// The write goes on; the next waits for it.
+		return rpcErrorf(codeCanceled, "stdin: %v", context.Cause(ctx))
 	}
-	if err := sess.Upload(c.inbox+"/"+n+".ready", nil, 0o644); err != nil {
-		return rpcErrorf(codeInternal, "stdin: %v", err)
-	}
-	c.seq++
-	return nil
 }
 
-type processEvent struct {
-	Event any `json:"event"`
+// follow streams the command's events on st until it ends (then the end
+// of the stream) or the client goes away (the command runs on).
+func (c *command) follow(r *http.Request, st *stream, unsubscribe func()) {
+	defer unsubscribe()
+	stop := make(chan struct{})
+	defer close(stop)
+	if secs, err := strconv.Atoi(r.Header.Get("Keepalive-Ping-Interval")); err == nil && secs > 0 {
+		go func() {
+			t := time.NewTicker(time.Duration(secs) * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					_ = st.send(processEvent{map[string]any{"keepalive": struct{}{}}})
+				}
+			}
+		}()
+	}
+	select {
+	case <-c.done:
+		c.mu.Lock()
+		timedOut := c.timedOut
+		c.mu.Unlock()
+		if timedOut {
+			st.end(&rpcError{Code: "deadline_exceeded", Message: fmt.Sprintf("process %d ran past its timeout and was killed", c.pid)})
+			return
+		}
+		st.end(nil)
+	case <-r.Context().Done():
+	}
 }
 
 func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
@@ -207,7 +338,7 @@ func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
 		st.end(rpcErrorf(codeInvalidArgument, "process.cmd is required"))
 		return
 	case req.Pty != nil:
-		st.end(rpcErrorf(codeUnimplemented, "PTY: coderun runs commands without a terminal"))
+		st.end(rpcErrorf(codeUnimplemented, "PTY: coderun runs commands without a terminal (commands.run works; pty.create does not)"))
 		return
 	}
 	if err := validEnvNames(p.Envs); err != nil {
@@ -228,112 +359,101 @@ func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
 		st.end(&rpcError{Code: "resource_exhausted", Message: err.Error()})
 		return
 	}
-	defer release()
 	timeout := defaultCommandTimeout
 	if ms, err := strconv.ParseInt(r.Header.Get("Connect-Timeout-Ms"), 10, 64); err == nil && ms > 0 {
 		timeout = min(time.Duration(ms)*time.Millisecond, defaultCommandTimeout)
 	}
-	b.mu.Lock()
-	b.nextCmd++
-	c := &command{config: *p, tag: req.Tag, stdin: req.Stdin != nil && *req.Stdin,
-		inbox: fmt.Sprintf("%s/in-%d", helperDir, b.nextCmd)}
-	b.mu.Unlock()
-
-	stop := make(chan struct{})
-	defer close(stop)
-	if secs, err := strconv.Atoi(r.Header.Get("Keepalive-Ping-Interval")); err == nil && secs > 0 {
-		go func() {
-			t := time.NewTicker(time.Duration(secs) * time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					_ = st.send(processEvent{map[string]any{"keepalive": struct{}{}}})
-				}
-			}
-		}()
-	}
-
-	args := map[string]any{"cmd": p.Cmd, "args": p.Args, "envs": p.Envs, "cwd": cwd, "stdin": c.stdin, "inbox": sandboxPath(c.inbox)}
-	var res struct {
-		Exit *int `json:"exit"`
-	}
-	started := false
-	// Output can come before the helper's answer with the pid (the command
-	// writes as soon as it runs): it is held until the start event is out.
-	var early []session.Output
-	sendData := func(o session.Output) {
-		key := "stdout"
-		if o.Name == "stderr" {
-			key = "stderr"
+	env := mergeEnv(mergeEnv(s.opts.Session.Env, b.env), p.Envs)
+	proc, err := b.view.Start(r.Context(), sandbox.Program{Language: sandbox.Bash, Code: commandProgram(p, cwd), Env: env})
+	if err != nil {
+		release()
+		code := codeInternal
+		switch {
+		case errors.Is(err, errOneAtATime):
+			code = codeFailedPrecondition
+		case errors.Is(err, sandbox.ErrInvalid):
+			code = codeInvalidArgument
 		}
-		_ = st.send(processEvent{map[string]any{"data": map[string]any{key: []byte(o.Text)}}})
+		st.end(rpcErrorf(code, "start the command: %v", err))
+		return
 	}
-	err = runHelper(r.Context(), b.primary.sess, helperCall{op: "run", args: args, timeout: timeout,
-		onAnswer: func(raw json.RawMessage) {
-			var a struct {
-				PID *uint32 `json:"pid"`
-			}
-			if json.Unmarshal(raw, &a) != nil || a.PID == nil || started {
-				return
-			}
-			started = true
-			c.pid = *a.PID
-			b.mu.Lock()
-			b.cmds[c.pid] = c
-			b.mu.Unlock()
-			_ = st.send(processEvent{map[string]any{"start": map[string]any{"pid": c.pid}}})
-			for _, o := range early {
-				sendData(o)
-			}
-			early = nil
-		},
-		onStream: func(o session.Output) {
-			switch {
-			case o.Text == "":
-			case !started:
-				early = append(early, o)
-			default:
-				sendData(o)
-			}
-		},
-	}, &res)
-	if started {
+	c := &command{config: *p, tag: req.Tag, stdin: req.Stdin != nil && *req.Stdin, proc: proc,
+		subs: map[int]func(processEvent){}, done: make(chan struct{})}
+	if !c.stdin {
+		_ = proc.Stdin().Close()
+	}
+	b.mu.Lock()
+	c.pid = uint32(firstPID + b.nextCmd)
+	b.nextCmd++
+	closed := b.closed
+	if !closed {
+		b.cmds[c.pid] = c
+	}
+	b.mu.Unlock()
+	if closed {
+		proc.Kill()
+		proc.Wait(context.Background())
+		release()
+		st.end(rpcErrorf(codeUnavailable, "the sandbox has ended"))
+		return
+	}
+	unsubscribe, _ := c.subscribe(func(ev processEvent) { _ = st.send(ev) })
+
+	var pumps sync.WaitGroup
+	pumps.Add(2)
+	go c.pump(proc.Stdout(), "stdout", &pumps)
+	go c.pump(proc.Stderr(), "stderr", &pumps)
+	go func() {
+		defer release()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		res := proc.Wait(ctx)
+		pumps.Wait()
 		c.mu.Lock()
-		c.done = true
+		c.timedOut = res.Reason == sandbox.ReasonKilled && ctx.Err() != nil
 		c.mu.Unlock()
+		c.broadcast(processEvent{map[string]any{"end": endEvent(res)}}, true)
 		b.mu.Lock()
 		if b.cmds[c.pid] == c {
 			delete(b.cmds, c.pid)
 		}
 		b.mu.Unlock()
+		close(c.done)
+	}()
+	c.follow(r, st, unsubscribe)
+}
+
+// connectProcess follows a running command (commands.connect).
+func (s *Service) connectProcess(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Process processSelector `json:"process"`
 	}
+	st := startStream(w, r, &req)
+	if st == nil {
+		return
+	}
+	c, err := findCommand(r, req.Process)
 	if err != nil {
 		st.end(err)
 		return
 	}
-	if res.Exit == nil {
-		st.end(rpcErrorf(codeInternal, "the sandbox's helper did not say how the command ended"))
+	unsubscribe, ok := c.subscribe(func(ev processEvent) { _ = st.send(ev) })
+	if !ok {
+		st.end(rpcErrorf(codeNotFound, "process %d has ended", c.pid))
 		return
 	}
-	end := map[string]any{"exitCode": *res.Exit, "exited": true, "status": fmt.Sprintf("exit status %d", *res.Exit)}
-	if *res.Exit < 0 {
-		end = map[string]any{"exitCode": -1, "exited": false, "status": "signal: " + signalName(-*res.Exit)}
-	}
-	_ = st.send(processEvent{map[string]any{"end": end}})
-	st.end(nil)
+	c.follow(r, st, unsubscribe)
 }
 
-func signalName(sig int) string {
+// signalName is Go's name of a signal (os/exec's "signal: killed").
+func signalName(sig string) string {
 	switch sig {
-	case 9:
+	case "SIGKILL":
 		return "killed"
-	case 15:
+	case "SIGTERM":
 		return "terminated"
-	case 2:
+	case "SIGINT":
 		return "interrupt"
 	}
-	return "signal " + strconv.Itoa(sig)
+	return sig
 }

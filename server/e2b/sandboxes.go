@@ -28,8 +28,10 @@ const (
 // errSandboxNotFound: no such sandbox in the tenant.
 var errSandboxNotFound = errors.New("sandbox not found")
 
-// box is one E2B sandbox: its default Python context (whose workspace is
-// the sandbox's files), its other contexts, and its lifetime.
+// box is one E2B sandbox: a coderun sandbox (sb) whose workspace is its
+// file system, in which its contexts' interpreters, its commands and its
+// envd helper run side by side; its default Python context; and its
+// lifetime.
 type box struct {
 	id       string
 	tenant   string
@@ -39,6 +41,9 @@ type box struct {
 	created  time.Time
 	metadata map[string]string
 	env      map[string]string
+	sb       sandbox.Sandbox // owned: closed when the box is killed
+	view     sharedSandbox   // what its programs start through
+	fs       *envd
 	primary  *codeContext
 
 	mu       sync.Mutex
@@ -102,9 +107,19 @@ func (s *Service) create(ctx context.Context, tenant string, o sandboxOptions) (
 	cfg := s.opts.Session
 	cfg.Language = sandbox.Python
 	cfg.Env = mergeEnv(cfg.Env, o.env)
+	lim := cfg.Limits.WithDefaults(session.DefaultLimits)
+	sb, err := s.opts.Manager.Runtime().NewSandbox(ctx, sandbox.Spec{Limits: sandbox.Limits{
+		Memory: lim.Memory, Processes: lim.Processes, OpenFiles: lim.OpenFiles, WorkspaceBytes: lim.WorkspaceBytes}})
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("create the sandbox: %w", err)
+	}
+	view := sharedSandbox{sb}
+	cfg.Sandbox = view
 	sess, err := sessions.Create(ctx, cfg)
 	if err != nil {
 		release()
+		sb.Close()
 		return nil, fmt.Errorf("create the sandbox's session: %w", err)
 	}
 	id := o.id
@@ -112,6 +127,7 @@ func (s *Service) create(ctx context.Context, tenant string, o sandboxOptions) (
 		id = "i" + randomHex(10)
 	}
 	b := &box{id: id, tenant: tenant, template: o.template, created: time.Now(), metadata: o.metadata, env: o.env,
+		sb: sb, view: view, fs: &envd{sb: view},
 		contexts: map[string]*codeContext{}, defaults: map[string]string{}, cmds: map[uint32]*command{}}
 	if o.token {
 		b.token, b.traffic = randomHex(24), randomHex(24)
@@ -221,6 +237,8 @@ func (s *Service) kill(b *box) {
 	for _, c := range ctxs {
 		c.close()
 	}
+	b.fs.stop()
+	_ = b.sb.Close() // ends the commands still running
 }
 
 // closeAll kills every sandbox (the server is shutting down).

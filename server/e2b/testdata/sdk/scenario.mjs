@@ -159,6 +159,67 @@ if (scenario === 'main') {
     const r = await sbx.commands.run('cat debug.txt')
     return { stdout: r.stdout, exitCode: r.exitCode }
   })
+} else if (scenario === 'together') {
+  // Commands run beside code, and everything of one sandbox shares its
+  // files: each step would wait forever where they took turns (hence the
+  // timeouts, which turn a wait into an error).
+  const sbx = await Sandbox.create({ timeoutMs: 600_000 })
+  out.sandboxId = sbx.sandboxId
+  await step('background', async () => {
+    const h = await sbx.commands.run('while [ ! -f go.txt ]; do sleep 0.05; done; echo released', { background: true, timeoutMs: 60_000 })
+    const listed = (await sbx.commands.list()).map((p) => ({ pid: p.pid, cmd: p.cmd, args: p.args }))
+    const code = await sbx.runCode('open("go.txt", "w").write("go")\nprint("code ran")', { timeoutMs: 30_000 })
+    const r = await h.wait()
+    return { pid: h.pid, listed, code: code.logs.stdout, stdout: r.stdout, exitCode: r.exitCode }
+  })
+  await step('codeWaitsForCommand', async () => {
+    const running = sbx.runCode('import os, time\nwhile not os.path.exists("from-cmd.txt"):\n    time.sleep(0.05)\nprint(open("from-cmd.txt").read().strip())', { timeoutMs: 30_000 })
+    const cmd = await sbx.commands.run('echo written-by-a-command > from-cmd.txt', { timeoutMs: 30_000 })
+    const code = await running
+    return { code: code.logs.stdout, error: code.error?.name ?? null, cmdExit: cmd.exitCode }
+  })
+  await step('severalAtOnce', async () => {
+    const a = await sbx.commands.run('while [ ! -f b.txt ]; do sleep 0.05; done; echo a > a.txt; echo a-done', { background: true, timeoutMs: 30_000 })
+    const b = await sbx.commands.run('echo b > b.txt; while [ ! -f a.txt ]; do sleep 0.05; done; echo b-done', { background: true, timeoutMs: 30_000 })
+    const [ra, rb] = await Promise.all([a.wait(), b.wait()])
+    return { a: ra.stdout, b: rb.stdout, distinct: a.pid !== b.pid }
+  })
+  await step('connectAndStdin', async () => {
+    const h = await sbx.commands.run('cat', { background: true, stdin: true, timeoutMs: 30_000 })
+    const seen = []
+    const c = await sbx.commands.connect(h.pid, { onStdout: (d) => seen.push(d), timeoutMs: 30_000 })
+    await sbx.commands.sendStdin(h.pid, 'via stdin\n')
+    await sbx.commands.closeStdin(h.pid)
+    const viaConnect = await c.wait()
+    const viaStart = await h.wait()
+    return { seen: seen.join(''), connected: viaConnect.stdout, started: viaStart.stdout }
+  })
+  await step('kill', async () => {
+    const h = await sbx.commands.run('sleep 120', { background: true, timeoutMs: 60_000 })
+    const before = (await sbx.commands.list()).map((p) => p.pid)
+    const killed = await sbx.commands.kill(h.pid)
+    let waited
+    try {
+      await h.wait()
+      waited = 'ok'
+    } catch (e) {
+      waited = e.name
+    }
+    const after = (await sbx.commands.list()).map((p) => p.pid)
+    const again = await sbx.commands.kill(h.pid)
+    return { listedBefore: before.includes(h.pid), killed, waited, listedAfter: after.includes(h.pid), again }
+  })
+  await step('sharedFiles', async () => {
+    const ctx = await sbx.createCodeContext()
+    await sbx.runCode('open("from-context.txt", "w").write("from a context")', { context: ctx })
+    await sbx.runCode('echo from-bash > from-bash.txt', { language: 'bash' })
+    const read = await sbx.files.read('/home/user/from-context.txt')
+    const inDefault = await sbx.runCode('open("from-bash.txt").read().strip()')
+    const inCommand = await sbx.commands.run('cat from-context.txt from-bash.txt')
+    await sbx.files.write('/home/user/from-files.txt', 'from files.write')
+    const inContext = await sbx.runCode('open("from-files.txt").read()', { context: ctx })
+    return { read, inDefault: inDefault.text, inCommand: inCommand.stdout, inContext: inContext.text }
+  })
 } else {
   console.error(`unknown scenario ${scenario}`)
   process.exit(2)
