@@ -45,11 +45,17 @@ func checkExtraListener(v any) error {
 	return nil
 }
 
-// serveListeners starts the extra listeners; stop shuts them down. One
-// that cannot listen (its port taken) is logged and left out: the main
+// serveListeners starts the extra listeners; once ctx is done each shuts
+// down as the main listener does (server.Server.Serve): it waits up to the
+// grace period for the requests in flight, ends the contexts of those
+// still running near its end with server.ErrShutdown so that they answer
+// saying so, then cuts off what remains. stop shuts them down (if ctx is
+// not done yet) and waits for that. One that
+// cannot listen (its port taken) is logged and left out: the main
 // listener serves everything they do.
 func (s *Services) serveListeners(ctx context.Context, grace time.Duration) (stop func()) {
-	var servers []*http.Server
+	ctx, stopAll := context.WithCancel(ctx)
+	var done []chan struct{}
 	for _, l := range s.listeners {
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", l.addr)
@@ -61,21 +67,47 @@ func (s *Services) serveListeners(ctx context.Context, grace time.Duration) (sto
 		// loopback, not driven by this machine's browsers (DNS rebinding,
 		// cross-site requests).
 		h := server.LocalOnly(http.MaxBytesHandler(l.handler, s.Config.Server.MaxBody))
+		base, cutOff := context.WithCancelCause(context.WithoutCancel(ctx))
 		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
-		servers = append(servers, hs)
+			BaseContext: func(net.Listener) context.Context { return base }}
 		s.Logger.Info("serving", "listener", l.name, "addr", ln.Addr().String())
+		served := make(chan struct{})
 		go func() {
+			defer close(served)
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.Logger.Warn("extra listener ended", "listener", l.name, "error", err.Error())
 			}
 		}()
+		stopped := make(chan struct{})
+		done = append(done, stopped)
+		go func() {
+			defer close(stopped)
+			defer cutOff(nil)
+			select {
+			case <-ctx.Done():
+			case <-served:
+				return
+			}
+			last := min(grace/4, 5*time.Second) // as the main listener keeps
+			sctx, cancel := context.WithTimeout(context.Background(), grace-last)
+			err := hs.Shutdown(sctx)
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) {
+				cutOff(server.ErrShutdown)
+				fctx, fcancel := context.WithTimeout(context.Background(), last)
+				err = hs.Shutdown(fctx)
+				fcancel()
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				_ = hs.Close()
+			}
+			<-served
+		}()
 	}
 	return func() {
-		sctx, cancel := context.WithTimeout(context.Background(), grace)
-		defer cancel()
-		for _, hs := range servers {
-			_ = hs.Shutdown(sctx)
+		stopAll()
+		for _, d := range done {
+			<-d
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/session"
 )
 
@@ -236,6 +237,9 @@ func (s *Service) execute(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		c.count = 0 // a fresh interpreter counts from the start
 		c.mu.Unlock()
+	}
+	if server.ShuttingDown(ctx) {
+		out.write(errorEvent("ServiceUnavailable", server.ErrShutdown.Error()+": the execution was interrupted", ""))
 	}
 	out.write(event{"type": "end_of_execution"})
 }

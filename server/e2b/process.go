@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/server"
 )
 
 // defaultCommandTimeout bounds a command whose call names no deadline
@@ -322,6 +323,9 @@ func (c *command) follow(r *http.Request, st *stream, unsubscribe func()) {
 		}
 		st.end(nil)
 	case <-r.Context().Done():
+		if server.ShuttingDown(r.Context()) {
+			st.end(rpcErrorf(codeUnavailable, "%v: process %d runs on, but this call ends", server.ErrShutdown, c.pid))
+		}
 	}
 }
 

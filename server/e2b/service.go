@@ -60,8 +60,8 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{opts: opts, reg: newRegistry()}
 	s.control = s.controlRoutes()
-	s.interpreter = s.sandboxAuth(s.interpreterRoutes(), false)
-	s.envd = s.sandboxAuth(s.envdRoutes(), true)
+	s.interpreter = finalAnswer(s.sandboxAuth(s.interpreterRoutes(), false))
+	s.envd = finalAnswer(s.sandboxAuth(s.envdRoutes(), true))
 	return s, nil
 }
 
@@ -239,3 +239,49 @@ func (s *Service) byToken(id, tok string, traffic bool) *box {
 	}
 	return nil
 }
+
+// finalAnswer answers a request that its handler left unanswered because
+// the server shut down (server.ShuttingDown): 503, in Connect's shape for
+// a Connect call, else in E2B's. Debug-mode listeners have no server core
+// around them to do it.
+func finalAnswer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		aw := &answerWriter{ResponseWriter: w}
+		next.ServeHTTP(aw, r)
+		if aw.wrote || !server.ShuttingDown(r.Context()) {
+			return
+		}
+		msg := server.ErrShutdown.Error() + ": the request was stopped"
+		if strings.HasPrefix(r.URL.Path, "/filesystem.") || strings.HasPrefix(r.URL.Path, "/process.") {
+			writeRPCError(w, &rpcError{Code: codeUnavailable, Message: msg})
+			return
+		}
+		writeJSONError(w, http.StatusServiceUnavailable, msg)
+	})
+}
+
+// answerWriter records whether an answer was begun.
+type answerWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *answerWriter) WriteHeader(code int) {
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *answerWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *answerWriter) Flush() {
+	w.wrote = true
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
