@@ -36,13 +36,19 @@ func agentRuns(s *Services) (server.Surface, error) {
 }
 
 // evalJobs is the batch-eval API under /v1/jobs (server/jobs), its items
-// run with the configuration's limits.
+// run with the configuration's limits, its jobs and verdicts kept in the
+// store of the data directory.
 func evalJobs(s *Services) (server.Surface, error) {
-	svc, err := jobs.New(jobs.Options{Runtime: s.Runtime, Limits: s.Config.Limits})
+	db, err := s.Config.OpenRecords(context.Background())
 	if err != nil {
 		return server.Surface{}, err
 	}
-	s.OnShutdown(svc.Shutdown) // running jobs are cancelled; their streams end
+	s.OnClose(db.Close) // after the service below has stopped its jobs
+	svc, err := jobs.New(jobs.Options{Runtime: s.Runtime, Store: db, Limits: s.Config.Limits})
+	if err != nil {
+		return server.Surface{}, err
+	}
+	s.OnShutdown(svc.Shutdown) // running jobs are interrupted (resumable); their streams end
 	s.OnClose(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), s.Config.Server.Grace)
 		defer cancel()

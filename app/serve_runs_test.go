@@ -76,7 +76,7 @@ func TestServeShowsTheCLIsRuns(t *testing.T) {
 // TestServeShutdownEndsStreams: the server's shutdown ends the streams
 // that would not end by themselves (Services.OnShutdown): a run's (not
 // final, driven by no one) with event shutdown, a running job's with
-// event end, the job cancelled; Serve returns well within the grace
+// event end, the job interrupted (resumable); Serve returns well within the grace
 // period (it waited for all of it).
 func TestServeShutdownEndsStreams(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -153,7 +153,7 @@ func TestServeShutdownEndsStreams(t *testing.T) {
 		select {
 		case last := <-ch:
 			want := map[string]string{"run": "event: shutdown", "job": "event: end"}[name]
-			if !strings.HasPrefix(last, want) || (name == "job" && !strings.Contains(last, `"status":"cancelled"`)) {
+			if !strings.HasPrefix(last, want) || (name == "job" && !strings.Contains(last, `"status":"interrupted"`)) {
 				t.Errorf("the %s's stream ended with %q, want %s", name, last, want)
 			}
 		case <-time.After(10 * time.Second):

@@ -13,6 +13,7 @@ import (
 	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/input"
 	"github.com/coderun/coderun/server/sse"
+	"github.com/coderun/coderun/store"
 )
 
 // Patterns are the routes the service serves, all under /v1.
@@ -24,6 +25,7 @@ var Patterns = []string{
 	"GET /v1/jobs/{id}/verdicts",
 	"GET /v1/jobs/{id}/summary",
 	"POST /v1/jobs/{id}/cancel",
+	"POST /v1/jobs/{id}/resume",
 }
 
 // Handler serves the routes of Patterns. Every request must carry the
@@ -42,9 +44,9 @@ func (s *Service) Handler() http.Handler {
 	}
 	withJob := func(h func(http.ResponseWriter, *http.Request, *job)) func(http.ResponseWriter, *http.Request, string) {
 		return func(w http.ResponseWriter, r *http.Request, tenant string) {
-			j := s.get(tenant, r.PathValue("id"))
-			if j == nil {
-				server.WriteError(w, http.StatusNotFound, server.CodeNotFound, fmt.Sprintf("no job %q", r.PathValue("id")))
+			j, err := s.get(r.Context(), tenant, r.PathValue("id"))
+			if err != nil {
+				writeErr(w, r.PathValue("id"), err)
 				return
 			}
 			h(w, r, j)
@@ -59,6 +61,7 @@ func (s *Service) Handler() http.Handler {
 		server.WriteJSON(w, http.StatusOK, j.view().Summary)
 	}))
 	handle("POST /v1/jobs/{id}/cancel", withJob(s.cancelJob))
+	handle("POST /v1/jobs/{id}/resume", s.resumeJob)
 	return mux
 }
 
@@ -188,16 +191,37 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, tenant string) 
 		server.WriteError(w, http.StatusBadRequest, server.CodeBadRequest, err.Error())
 		return
 	}
-	j, err := s.submit(tenant, items, skipped, req.K, req.Concurrency, limits)
+	j, err := s.submit(r.Context(), tenant, &req, items, skipped)
+	if err != nil {
+		writeErr(w, "", err)
+		return
+	}
+	server.WriteJSON(w, http.StatusAccepted, j.view())
+}
+
+// writeErr answers a service error: 429 for a tenant running its most
+// jobs, 503 once the server shuts down, 404 for an unknown job, 409 for a
+// job that is not in the state asked of it, else 500.
+func writeErr(w http.ResponseWriter, id string, err error) {
 	switch {
 	case errors.Is(err, errTooMany):
 		server.WriteRetryAfter(w, 5*time.Second, err.Error())
-		return
 	case errors.Is(err, errClosed):
 		server.WriteError(w, http.StatusServiceUnavailable, server.CodeUnavailable, err.Error())
-		return
-	case err != nil:
+	case errors.Is(err, store.ErrNotFound):
+		server.WriteError(w, http.StatusNotFound, server.CodeNotFound, fmt.Sprintf("no job %q", id))
+	case errors.Is(err, errConflict):
+		server.WriteError(w, http.StatusConflict, server.CodeConflict, strings.TrimPrefix(err.Error(), errConflict.Error()+": "))
+	default:
 		server.WriteError(w, http.StatusInternalServerError, server.CodeInternal, err.Error())
+	}
+}
+
+// resumeJob runs an interrupted job's items that have no verdict yet.
+func (s *Service) resumeJob(w http.ResponseWriter, r *http.Request, tenant string) {
+	j, err := s.resume(r.Context(), tenant, r.PathValue("id"))
+	if err != nil {
+		writeErr(w, r.PathValue("id"), err)
 		return
 	}
 	server.WriteJSON(w, http.StatusAccepted, j.view())
@@ -208,9 +232,14 @@ type List struct {
 	Jobs []View `json:"jobs"`
 }
 
-func (s *Service) listJobs(w http.ResponseWriter, _ *http.Request, tenant string) {
+func (s *Service) listJobs(w http.ResponseWriter, r *http.Request, tenant string) {
 	out := List{Jobs: []View{}}
-	for _, j := range s.list(tenant) {
+	list, err := s.list(r.Context(), tenant)
+	if err != nil {
+		writeErr(w, "", err)
+		return
+	}
+	for _, j := range list {
 		out.Jobs = append(out.Jobs, j.view())
 	}
 	server.WriteJSON(w, http.StatusOK, out)
@@ -242,9 +271,23 @@ func afterParam(w http.ResponseWriter, v string) (int, bool) {
 	return n, true
 }
 
-func (s *Service) cancelJob(w http.ResponseWriter, _ *http.Request, j *job) {
-	if j.current() != StatusRunning {
-		server.WriteError(w, http.StatusConflict, server.CodeConflict, fmt.Sprintf("job %s has already ended (%s)", j.id, j.current()))
+func (s *Service) cancelJob(w http.ResponseWriter, r *http.Request, j *job) {
+	switch st := j.current(); {
+	case st == StatusInterrupted:
+		// Nobody runs it: it ends here, its verdicts kept.
+		if err := s.cancelInterrupted(r.Context(), j); err != nil {
+			writeErr(w, j.id, err)
+			return
+		}
+		if j, err := s.get(r.Context(), j.tenant, j.id); err == nil {
+			server.WriteJSON(w, http.StatusAccepted, j.view())
+			return
+		}
+	case st != StatusRunning:
+		server.WriteError(w, http.StatusConflict, server.CodeConflict, fmt.Sprintf("job %s has already ended (%s)", j.id, st))
+		return
+	case !j.live:
+		server.WriteError(w, http.StatusConflict, server.CodeConflict, fmt.Sprintf("job %s is run by another server: cancel it there", j.id))
 		return
 	}
 	j.cancel()
@@ -277,6 +320,12 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, j *job) {
 	flusher.Flush()
 	beat := time.NewTicker(15 * time.Second)
 	defer beat.Stop()
+	var poll <-chan time.Time // a job another server runs: read again
+	if !j.live {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		poll = t.C
+	}
 	for {
 		changed := j.watch()
 		for _, v := range j.verdictsAfter(after) {
@@ -301,6 +350,10 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request, j *job) {
 		case <-r.Context().Done():
 			return
 		case <-changed:
+		case <-poll:
+			if k, err := s.get(r.Context(), j.tenant, j.id); err == nil {
+				j = k
+			}
 		case <-beat.C:
 			if err := sse.KeepAlive(w); err != nil {
 				return

@@ -20,6 +20,8 @@ import (
 	"github.com/coderun/coderun/server/input"
 	"github.com/coderun/coderun/server/jobs"
 	"github.com/coderun/coderun/server/openapitest"
+	"github.com/coderun/coderun/store"
+	"github.com/coderun/coderun/store/sqlite"
 )
 
 // The jobs API is tested over HTTP with real sandboxes, mounted on the
@@ -43,9 +45,25 @@ type env struct {
 // The tenants' keys.
 var keys = map[string]string{"alice": "alice-key-0123456789abcdef", "bob": "bob-key-0123456789abcdef0"}
 
+// newStore is a store in a fresh data directory, closed when the test ends.
+func newStore(t *testing.T, lease time.Duration) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// newEnv serves a jobs service over opts (the runtime, and a new store
+// unless given) on the server, on loopback.
 func newEnv(t *testing.T, opts jobs.Options) *env {
 	t.Helper()
 	opts.Runtime = runtime(t)
+	if opts.Store == nil {
+		opts.Store = newStore(t, 0)
+	}
 	svc, err := jobs.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -250,9 +268,10 @@ func TestJobCancelAndBounds(t *testing.T) {
 	}
 }
 
-// TestJobShutdown: a server shutting down cancels its running jobs, saying
-// why, and their event streams end with "end" then (they held the
-// shutdown for its whole grace period); no job is taken after.
+// TestJobShutdown: a server shutting down stops its running jobs, which
+// are left interrupted, saying why, and their event streams end with "end"
+// then (they held the shutdown for its whole grace period); no job is
+// taken after.
 func TestJobShutdown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, jobs.Options{Concurrency: 1})
@@ -264,7 +283,7 @@ func TestJobShutdown(t *testing.T) {
 	start := time.Now()
 	e.svc.Shutdown()
 	names, last := e.events(v.ID)
-	if len(names) == 0 || names[len(names)-1] != "end" || last.Status != jobs.StatusCancelled || last.Error != "the server is shutting down" || time.Since(start) > 20*time.Second {
+	if len(names) == 0 || names[len(names)-1] != "end" || last.Status != jobs.StatusInterrupted || !strings.Contains(last.Error, "resume") || time.Since(start) > 20*time.Second {
 		t.Errorf("after shutdown: events %v, job %+v after %s", names, last, time.Since(start))
 	}
 	if code, body := e.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: slow}, nil); code != http.StatusServiceUnavailable {
@@ -296,5 +315,181 @@ func TestJobNothingToRunSaysWhy(t *testing.T) {
 				t.Errorf("%s: %s, want it to say %q", c.name, body, w)
 			}
 		}
+	}
+}
+
+// waitFor polls job id until ok(view) holds, or fails the test after a
+// minute.
+func (e *env) waitFor(tenant, id string, ok func(jobs.View) bool) jobs.View {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var v jobs.View
+		if code, body := e.do(tenant, "GET", "/v1/jobs/"+id, nil, &v); code != http.StatusOK {
+			e.t.Fatalf("get job %s: %d %s", id, code, body)
+		}
+		if ok(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("job %s: still %+v", id, v)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestJobsSurviveARestart: the store keeps the jobs. A finished job's
+// verdicts and summary are served as they were by a server started anew
+// on the same store; a job the first server stopped as it shut down is
+// interrupted there, its verdict kept, and resumes: only the item without
+// a verdict runs again, and the job ends with both.
+func TestJobsSurviveARestart(t *testing.T) {
+	t.Parallel()
+	db := newStore(t, 0)
+	first := newEnv(t, jobs.Options{Concurrency: 1, Store: db})
+	var done, stopped jobs.View
+	if code, body := first.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: problems, K: []int{1}}, &done); code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, body)
+	}
+	first.events(done.ID)
+	var before jobs.Verdicts
+	first.do("alice", "GET", "/v1/jobs/"+done.ID+"/verdicts", nil, &before)
+	// One quick item, then one that runs long enough to be stopped.
+	twoSteps := `{"id": "quick", "code": "def f():\n    return 1", "test": "assert f() == 1"}
+{"id": "slow", "code": "import time\ntime.sleep(8)", "test": "assert True"}
+`
+	if code, body := first.do("alice", "POST", "/v1/jobs", jobs.Request{Problems: twoSteps}, &stopped); code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, body)
+	}
+	first.waitFor("alice", stopped.ID, func(v jobs.View) bool { return v.Done == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := first.svc.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	second := newEnv(t, jobs.Options{Concurrency: 1, Store: db})
+	var got jobs.View
+	if code, body := second.do("alice", "GET", "/v1/jobs/"+done.ID, nil, &got); code != http.StatusOK {
+		t.Fatalf("the finished job after the restart: %d %s", code, body)
+	}
+	if got.Status != jobs.StatusSucceeded || got.Done != 3 || got.Passed != 2 || got.Total != 3 || len(got.Skipped) != 1 ||
+		got.Summary.Items != 3 || got.Summary.PassAtK["pass@1"] == 0 || got.FinishedAt.IsZero() {
+		t.Errorf("the finished job after the restart: %+v", got)
+	}
+	var after jobs.Verdicts
+	second.do("alice", "GET", "/v1/jobs/"+done.ID+"/verdicts", nil, &after)
+	b1, _ := json.Marshal(before)
+	b2, _ := json.Marshal(after)
+	if string(b1) != string(b2) {
+		t.Errorf("verdicts before the restart:\n%s\nafter:\n%s", b1, b2)
+	}
+	var sum eval.Summary
+	second.do("alice", "GET", "/v1/jobs/"+done.ID+"/summary", nil, &sum)
+	if sum.Items != 3 || sum.Passed != 2 {
+		t.Errorf("summary after the restart: %+v", sum)
+	}
+	if code, _ := second.do("bob", "GET", "/v1/jobs/"+done.ID, nil, nil); code != http.StatusNotFound {
+		t.Errorf("bob reads alice's job after the restart: %d", code)
+	}
+	var list jobs.List
+	second.do("alice", "GET", "/v1/jobs", nil, &list)
+	if len(list.Jobs) != 2 || list.Jobs[0].ID != stopped.ID || list.Jobs[1].ID != done.ID {
+		t.Errorf("jobs after the restart: %+v", list)
+	}
+
+	second.do("alice", "GET", "/v1/jobs/"+stopped.ID, nil, &got)
+	if got.Status != jobs.StatusInterrupted || got.Done != 1 || got.Total != 2 || !strings.Contains(got.Error, "resume") {
+		t.Fatalf("the stopped job after the restart: %+v", got)
+	}
+	names, last := second.events(stopped.ID)
+	if strings.Join(names, " ") != "verdict end" || last.Status != jobs.StatusInterrupted {
+		t.Errorf("the stopped job's events: %v %+v", names, last)
+	}
+	var quick jobs.Verdicts
+	second.do("alice", "GET", "/v1/jobs/"+stopped.ID+"/verdicts", nil, &quick)
+	if code, _ := second.do("bob", "POST", "/v1/jobs/"+stopped.ID+"/resume", nil, nil); code != http.StatusNotFound {
+		t.Errorf("bob resumes alice's job: %d", code)
+	}
+	if code, body := second.do("alice", "POST", "/v1/jobs/"+done.ID+"/resume", nil, nil); code != http.StatusConflict {
+		t.Errorf("resuming a finished job: %d %s", code, body)
+	}
+	if code, body := second.do("alice", "POST", "/v1/jobs/"+stopped.ID+"/resume", nil, &got); code != http.StatusAccepted || got.Status != jobs.StatusRunning {
+		t.Fatalf("resume: %d %s", code, body)
+	}
+	if code, body := second.do("alice", "POST", "/v1/jobs/"+stopped.ID+"/resume", nil, nil); code != http.StatusConflict {
+		t.Errorf("resuming a running job: %d %s", code, body)
+	}
+	_, last = second.events(stopped.ID)
+	if last.Status != jobs.StatusSucceeded || last.Done != 2 || last.Passed != 2 || last.Summary.Resumed != 1 {
+		t.Errorf("the resumed job: %+v", last)
+	}
+	var all jobs.Verdicts
+	second.do("alice", "GET", "/v1/jobs/"+stopped.ID+"/verdicts", nil, &all)
+	if len(all.Verdicts) != 2 || all.Verdicts[0].ID != "quick" || !all.Verdicts[0].Finished.Equal(quick.Verdicts[0].Finished) || all.Verdicts[1].ID != "slow" {
+		t.Errorf("the resumed job's verdicts (the quick one kept, not run again): %+v", all.Verdicts)
+	}
+}
+
+// TestJobOfADeadServer: a job whose server died (it stopped renewing its
+// lease, and released nothing) shows as interrupted once the lease has
+// expired, and another server resumes it.
+func TestJobOfADeadServer(t *testing.T) {
+	t.Parallel()
+	db := newStore(t, time.Second)
+	st, _ := db.Tenant("alice")
+	spec, _ := json.Marshal(map[string]any{"request": jobs.Request{Problems: problems}, "skipped": []jobs.Skipped{{Input: "problems", Line: 3, Error: "bad"}}})
+	rec, err := st.CreateJob(context.Background(), store.NewJob{Owner: store.NewOwner(), Total: 3, Spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, jobs.Options{Concurrency: 2, Store: db})
+	var v jobs.View
+	e.do("alice", "GET", "/v1/jobs/"+rec.ID, nil, &v)
+	if v.Status != jobs.StatusRunning {
+		t.Errorf("a job under a live lease: %+v", v)
+	}
+	if code, _ := e.do("alice", "POST", "/v1/jobs/"+rec.ID+"/resume", nil, nil); code != http.StatusConflict {
+		t.Errorf("resuming a job another server runs: %d", code)
+	}
+	if code, _ := e.do("alice", "POST", "/v1/jobs/"+rec.ID+"/cancel", nil, nil); code != http.StatusConflict {
+		t.Errorf("cancelling a job another server runs: %d", code)
+	}
+	time.Sleep(time.Until(rec.LeaseUntil) + 50*time.Millisecond)
+	e.do("alice", "GET", "/v1/jobs/"+rec.ID, nil, &v)
+	if v.Status != jobs.StatusInterrupted || v.Done != 0 {
+		t.Fatalf("a job whose lease expired: %+v", v)
+	}
+	if code, body := e.do("alice", "POST", "/v1/jobs/"+rec.ID+"/resume", nil, nil); code != http.StatusAccepted {
+		t.Fatalf("resume: %d %s", code, body)
+	}
+	_, last := e.events(rec.ID)
+	if last.Status != jobs.StatusSucceeded || last.Done != 3 || last.Passed != 2 || len(last.Skipped) != 1 {
+		t.Errorf("the resumed job: %+v", last)
+	}
+}
+
+// TestCancelInterruptedJob: an interrupted job can be cancelled, which
+// ends it for good with its verdicts.
+func TestCancelInterruptedJob(t *testing.T) {
+	t.Parallel()
+	db := newStore(t, 0)
+	st, _ := db.Tenant("alice")
+	owner := store.NewOwner()
+	spec, _ := json.Marshal(map[string]any{"request": jobs.Request{Problems: problems}})
+	rec, err := st.CreateJob(context.Background(), store.NewJob{Owner: owner, Total: 3, Spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ReleaseJob(context.Background(), rec.ID, owner); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, jobs.Options{Store: db})
+	var v jobs.View
+	if code, body := e.do("alice", "POST", "/v1/jobs/"+rec.ID+"/cancel", nil, &v); code != http.StatusAccepted || v.Status != jobs.StatusCancelled {
+		t.Fatalf("cancel an interrupted job: %d %s", code, body)
+	}
+	if code, _ := e.do("alice", "POST", "/v1/jobs/"+rec.ID+"/resume", nil, nil); code != http.StatusConflict {
+		t.Errorf("resuming a cancelled job: %d", code)
 	}
 }

@@ -15,7 +15,7 @@ func Doc() *server.APIDoc {
 		"429": "Beyond the tenant's request rate, or its running jobs; retry after Retry-After seconds.",
 		"400": "Bad input: malformed JSON, an unknown field, no usable line (or, strict, a bad one), a bad format, k or limit.",
 		"404": "No such job of the tenant's (unknown, another tenant's, or forgotten).",
-		"409": "The job has already ended.",
+		"409": "The job is not in the state the request needs: cancel a job that has ended, or one another server runs; resume one that is not interrupted.",
 	}
 	errs := func(codes ...string) map[string]any { return server.ErrorResponses(errTexts, codes...) }
 	with, jsonResp := server.WithResponse, server.JSONResponse
@@ -38,16 +38,19 @@ func Doc() *server.APIDoc {
 			"/v1/jobs/{id}": map[string]any{"get": op("Get a job: its status, progress and summary so far.", []any{id},
 				with(errs("404"), "200", jsonResp("The job.", "Job")))},
 			"/v1/jobs/{id}/events": map[string]any{"get": op("Follow a job as Server-Sent Events: `verdict` (id: its number) for each verdict, "+
-				"`progress` (the Job) after each batch, `end` (the Job) when it has ended. A server shutting down cancels its running jobs "+
-				"(status cancelled, error \"the server is shutting down\"), which end their streams.", []any{id, after},
+				"`progress` (the Job) after each batch, `end` (the Job) when it has ended or was interrupted. A server shutting down stops its running "+
+				"jobs, which are then interrupted (their verdicts kept, resumable) and end their streams.", []any{id, after},
 				with(errs("400", "404"), "200", map[string]any{"description": "The stream of events.", "content": map[string]any{"text/event-stream": map[string]any{
 					"schema": map[string]any{"type": "string", "description": "event: verdict|progress|end; data: a Verdict or the Job."}}}}))},
 			"/v1/jobs/{id}/verdicts": map[string]any{"get": op("The job's verdicts in the order they were made.", []any{id, after},
 				with(errs("400", "404"), "200", jsonResp("The verdicts.", "JobVerdicts")))},
 			"/v1/jobs/{id}/summary": map[string]any{"get": op("The summary of the job's verdicts so far: counts, pass rate, pass@k, latencies.", []any{id},
 				with(errs("404"), "200", jsonResp("The summary.", "EvalSummary")))},
-			"/v1/jobs/{id}/cancel": map[string]any{"post": op("Cancel a running job; its verdicts so far are kept.", []any{id},
+			"/v1/jobs/{id}/cancel": map[string]any{"post": op("Cancel a running (or interrupted) job; its verdicts so far are kept.", []any{id},
 				with(errs("404", "409"), "202", jsonResp("The job, being cancelled.", "Job")))},
+			"/v1/jobs/{id}/resume": map[string]any{"post": op("Resume an interrupted job (its server stopped or died before it ended): "+
+				"the items without a verdict run, after the verdicts kept.", []any{id},
+				with(errs("404", "409", "503"), "202", jsonResp("The job, running again.", "Job")))},
 		},
 		Schemas: schemas(),
 	}
@@ -72,8 +75,9 @@ func schemas() map[string]any {
 		"JobRequest": req,
 		"RunLimits":  input.LimitsSchema(),
 		"Job": obj([]string{"id", "status", "created_at", "total", "done", "passed", "skipped", "summary"}, map[string]any{
-			"id": typ("string", ""), "status": map[string]any{"type": "string", "enum": []any{"running", "succeeded", "failed", "cancelled"}},
-			"created_at": typ("string", ""), "finished_at": typ("string", ""), "error": typ("string", "Why a failed job failed."),
+			"id": typ("string", ""), "status": map[string]any{"type": "string", "enum": []any{"running", "succeeded", "failed", "cancelled", "interrupted"},
+				"description": "interrupted: the server running the job stopped or died before it ended; its verdicts are kept and it can be resumed."},
+			"created_at": typ("string", ""), "finished_at": typ("string", ""), "error": typ("string", "Why a failed job failed, or why an interrupted one stopped."),
 			"total": typ("integer", ""), "done": typ("integer", ""), "passed": typ("integer", ""),
 			"skipped": arr(obj([]string{"input", "line", "error"}, map[string]any{"input": typ("string", ""), "line": typ("integer", ""), "error": typ("string", "")})),
 			"summary": server.Ref("EvalSummary"),
