@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,7 +210,7 @@ func (s *Service) submit(ctx context.Context, tenant string, req *Request, items
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
-	rec, err := st.CreateJob(ctx, store.NewJob{ID: store.NewID(), Owner: s.owner, Total: len(items), Spec: data})
+	rec, err := st.CreateJob(ctx, store.NewJob{ID: newID(), Owner: s.owner, Total: len(items), Spec: data})
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
@@ -586,4 +588,11 @@ func (s *Service) cancelInterrupted(ctx context.Context, j *job) error {
 	delete(s.live, k)
 	delete(s.ended, k)
 	return nil
+}
+
+// newID is a new job id: 64 random bits, not to be guessed.
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "job-" + hex.EncodeToString(b[:])
 }
