@@ -50,7 +50,7 @@ func Check(ctx context.Context, rt sandbox.Runtime, root string, lang language.L
 		env[k] = strings.ReplaceAll(v, "{cache}", CacheDir)
 	}
 	res, err := rt.Run(ctx, sandbox.Request{Language: sandbox.Bash, Env: env,
-		Code: prepare() + "exec " + quoteArgs(spec.VersionCommand(tool)) + " 2>&1"})
+		Code: prepare(env) + "exec " + quoteArgs(spec.VersionCommand(tool)) + " 2>&1"})
 	switch {
 	case err != nil:
 		st.Reason = "version probe: " + err.Error()

@@ -39,6 +39,19 @@ func (r *Runtime) run(ctx context.Context, spec *language.Spec, tool string, req
 	}
 	runLim := req.Limits.WithDefaults(sandbox.DefaultLimits)
 	compLim := req.CompileLimits.WithDefaults(sandbox.DefaultCompileLimits)
+	if canRunTogether(compLim, runLim) {
+		res, retry, err := r.together(ctx, irt, b, req, compLim, runLim)
+		if !retry {
+			return res, err
+		}
+	}
+	return r.separate(ctx, irt, b, req, compLim, runLim)
+}
+
+// separate runs a compiled program's two steps as two programs, one after
+// the other, in a new sandbox of irt: the compile step under compLim, then,
+// if it made a program, the run step under runLim.
+func (r *Runtime) separate(ctx context.Context, irt sandbox.Interactive, b *language.Build, req sandbox.Request, compLim, runLim sandbox.Limits) (*sandbox.Result, error) {
 	// The sandbox holds both steps: the larger workspace of the two.
 	boxLim := runLim
 	boxLim.WorkspaceBytes = max(runLim.WorkspaceBytes, compLim.WorkspaceBytes)
@@ -47,10 +60,10 @@ func (r *Runtime) run(ctx context.Context, spec *language.Spec, tool string, req
 		return setupError(r.inner.Name(), fmt.Errorf("create sandbox: %w", err)), nil
 	}
 	defer sb.Close()
-	if err := sb.WriteFile(BuildDir+"/"+b.File, []byte(req.Code), 0o644); err != nil {
+	if err := placeBuild(sb, b.File, req.Code); err != nil {
 		return setupError(r.inner.Name(), fmt.Errorf("write source: %w", err)), nil
 	}
-	script := prepare() + "cd " + quote(dir) + " && exec " + quoteArgs(b.Compile)
+	script := "cd " + quote(sandbox.WorkDir+"/"+BuildDir) + " && exec " + quoteArgs(b.Compile)
 	compiled, err := step(ctx, sb, script, mergeEnv(b.Env, req.Env), compLim, nil)
 	if err != nil {
 		return setupError(r.inner.Name(), fmt.Errorf("compile: %w", err)), nil
@@ -81,7 +94,7 @@ func (r *Runtime) run(ctx context.Context, spec *language.Spec, tool string, req
 func (r *Runtime) interpret(ctx context.Context, req sandbox.Request, b *language.Build) (*sandbox.Result, error) {
 	one := req
 	one.Language, one.Name, one.CompileArgs, one.CompileLimits = sandbox.Bash, "", nil, sandbox.Limits{}
-	one.Code = prepare() + "cd " + quote(sandbox.WorkDir) + " && exec " + quoteArgs(b.Run)
+	one.Code = prepare(b.Env) + "cd " + quote(sandbox.WorkDir) + " && exec " + quoteArgs(b.Run)
 	one.Env = mergeEnv(b.Env, req.Env)
 	one.Files = append(slices.Clone(req.Files), sandbox.File{Path: BuildDir + "/" + b.File, Content: []byte(req.Code)})
 	res, err := r.inner.Run(ctx, one)
@@ -94,10 +107,16 @@ func (r *Runtime) interpret(ctx context.Context, req sandbox.Request, b *languag
 	return res, nil
 }
 
-// prepare is the shell that makes the build directory's scratch
-// directories (HOME, TMPDIR) before a step runs.
-func prepare() string {
-	return "mkdir -p " + quote(CacheDir+"/tmp") + " " + quote(CacheDir+"/home") + " && "
+// prepare is the shell that makes the cache directory's scratch
+// directories (HOME, TMPDIR) before a program whose environment env names
+// them runs (nothing for one that does not: a process less to start).
+func prepare(env map[string]string) string {
+	for _, v := range env {
+		if strings.HasPrefix(v, CacheDir+"/") {
+			return "mkdir -p " + quote(CacheDir+"/tmp") + " " + quote(CacheDir+"/home") + " && "
+		}
+	}
+	return ""
 }
 
 // compileError is the result of a run whose compile step made no program.

@@ -7,15 +7,26 @@
 // long-lived sandboxes (sandbox.Interactive) as the commands its
 // language.Spec declares: the source is written to the build directory of
 // the workspace (BuildDir); an interpreted language runs as one run of the
-// runtime (a Bash program starting the interpreter: any runtime will do);
-// for a compiled language, the compile step
-// runs as a program of its own, under Request.CompileLimits, and only if it
-// made a program does the run step follow, in the same sandbox, under
-// Request.Limits. A compile step that fails ends the run with
-// sandbox.ReasonCompileError and the compiler's diagnostics; each step's
-// result is reported (Result.Compile). Toolchains keep their caches and
-// scratch (GOCACHE, HOME, TMPDIR) in the build directory, never on the
-// host.
+// runtime (a Bash program starting the interpreter: any runtime will do).
+//
+// A compiled language has two steps, each with its own limits and its own
+// result (Result.Compile): the compile step under Request.CompileLimits,
+// then, only if it made a program, the run step under Request.Limits, in
+// the same sandbox. A compile step that fails ends the run with
+// sandbox.ReasonCompileError and the compiler's diagnostics. The two steps
+// are one program of the sandbox (together.go: a driver that runs the
+// compiler, reports its end on both streams, then execs the program; the
+// host splits the output and bounds each step's time and output, the driver
+// sets each step's rlimits), since a program start costs a sandbox's set-up
+// and teardown, as much as a small compile. The sandbox's memory limit is
+// then the run step's: when the compile step may use less than the run step
+// (a request's choice), or was stopped by the run step's smaller limit, the
+// steps run as two programs (separate). Either way the usage of each step is
+// its own but for peak memory: with one program it is the sandbox's peak
+// over both steps, reported in each.
+//
+// Toolchains keep their caches and scratch (GOCACHE, HOME, TMPDIR) in the
+// build directory (CacheDir), never on the host.
 //
 // A language whose toolchain is not installed is refused before anything
 // runs, with an error wrapping sandbox.ErrUnavailable that names what is
@@ -40,9 +51,10 @@ import (
 const BuildDir = ".coderun"
 
 // CacheDir is where in the sandbox toolchains keep their caches and
-// scratch (GOCACHE, HOME, TMPDIR): in its /tmp, which is the sandbox's own
-// and not among the files a run reports.
-const CacheDir = "/tmp/coderun"
+// scratch (GOCACHE, HOME, TMPDIR): in the build directory, which is the
+// sandbox's own and not among the files a run reports, and which the host
+// makes with the source (no mkdir to run in the sandbox first).
+const CacheDir = sandbox.WorkDir + "/" + BuildDir + "/cache"
 
 // Options configure Wrap.
 type Options struct {

@@ -209,3 +209,79 @@ func TestInterpreterRunsInOneRun(t *testing.T) {
 		t.Errorf("files = %+v", res.Files)
 	}
 }
+
+// TestEachStepHasItsOwnOutput: the compiler's diagnostics are the compile
+// step's, the program's output the run step's, each bounded by its own
+// output limit; the run step sees the request's environment, not the
+// toolchain's, and its own CPU time.
+func TestEachStepHasItsOwnOutput(t *testing.T) {
+	need(t, language.C)
+	rt := newRuntime(t)
+	code := "#include <stdio.h>\n#include <stdlib.h>\n#warning from the compiler\nint main(void) { const char *t = getenv(\"TMPDIR\"); printf(\"%s %s\\n\", getenv(\"X\"), t ? t : \"-\"); fputs(\"from the program\\n\", stderr); }\n"
+	res := run(t, rt, sandbox.Request{Language: language.C, Code: code, Env: map[string]string{"X": "x"}})
+	if !res.OK() || !strings.HasPrefix(res.Stdout, "x ") || strings.Contains(res.Stdout, toolchain.CacheDir) || res.Stderr != "from the program\n" {
+		t.Fatalf("run step: %s, stdout %q, stderr %q", res.Summary(), res.Stdout, res.Stderr)
+	}
+	c := res.Compile
+	if c == nil || !c.OK() || !strings.Contains(c.Stderr, "from the compiler") || strings.Contains(c.Stderr, "from the program") || c.Stdout != "" {
+		t.Fatalf("compile step: %+v", c)
+	}
+	if c.Usage.CPU() <= 0 || c.Usage.Wall <= 0 || res.Usage.Wall <= 0 || res.Usage.CPU() >= c.Usage.CPU() {
+		t.Errorf("usage: compile %+v, run %+v; want the compiler's CPU in the compile step's", c.Usage, res.Usage)
+	}
+	warnings := strings.Repeat("#warning a long warning to fill the compile step's output\n", 100)
+	res = run(t, rt, sandbox.Request{Language: language.C, Code: warnings + "int main(void) { return 0; }\n", CompileLimits: sandbox.Limits{OutputBytes: 256}})
+	if res.Reason != sandbox.ReasonCompileError || res.Compile == nil || res.Compile.Reason != sandbox.ReasonOutputLimit ||
+		len(res.Compile.Stderr) != 256 || !res.Compile.StderrTruncated {
+		t.Fatalf("a compile step past its output limit: %s (compile %+v)", res.Summary(), res.Compile)
+	}
+	res = run(t, rt, sandbox.Request{Language: language.C, Code: "int main(void) { for (;;) ; }\n", Limits: sandbox.Limits{CPUTime: 500 * time.Millisecond, WallTime: 20 * time.Second}})
+	if res.Reason != sandbox.ReasonCPULimit || !strings.Contains(res.Error, "500ms") || res.Compile == nil || !res.Compile.OK() {
+		t.Fatalf("a program past its CPU time: %s (compile %+v)", res.Summary(), res.Compile)
+	}
+}
+
+// TestCompileStepGetsItsOwnMemory: the compile step may use more memory
+// than the run step (the defaults: 2 GiB and 512 MiB): a compile that
+// needs more than the run's limit still succeeds, and the program runs
+// under its own limit.
+func TestCompileStepGetsItsOwnMemory(t *testing.T) {
+	need(t, language.CPP)
+	rt := newRuntime(t)
+	code := "#include <iostream>\n#include <vector>\nint main() { std::vector<char> v(64 << 20, 1); std::cout << \"hello \" << int(v[7]) << std::endl; }\n"
+	small := sandbox.Limits{Memory: 16 << 20}
+	res := run(t, rt, sandbox.Request{Language: language.CPP, Code: "int main() {}\n#include <iostream>\n", CompileLimits: small})
+	if res.Reason != sandbox.ReasonCompileError || res.Compile == nil || res.Compile.Reason != sandbox.ReasonMemoryLimit {
+		t.Fatalf("g++ under 16 MiB: %s (compile %+v); the test needs a compile step larger than that", res.Summary(), res.Compile)
+	}
+	res = run(t, rt, sandbox.Request{Language: language.CPP, Code: code, Limits: small})
+	if res.Reason != sandbox.ReasonMemoryLimit || res.Compile == nil || !res.Compile.OK() {
+		t.Fatalf("a 64 MiB program under 16 MiB: %s (compile %s %q)", res.Summary(), res.Compile.Summary(), res.Compile.Stderr)
+	}
+	res = run(t, rt, sandbox.Request{Language: language.CPP, Code: code, Limits: sandbox.Limits{Memory: 128 << 20}})
+	if !res.OK() || res.Stdout != "hello 1\n" {
+		t.Fatalf("the same program under 128 MiB: %s %q", res.Summary(), res.Stderr)
+	}
+}
+
+// TestEachStepHasItsOwnProcesses: the run step's process limit holds
+// while the compile step has its own.
+func TestEachStepHasItsOwnProcesses(t *testing.T) {
+	need(t, language.C)
+	rt := newRuntime(t)
+	code := `#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+	int n = 0;
+	for (int i = 0; i < 40; i++) { pid_t p = fork(); if (p == 0) { pause(); _exit(0); } if (p > 0) n++; }
+	printf("%d\n", n);
+	return 0;
+}`
+	res := run(t, rt, sandbox.Request{Language: language.C, Code: code, Limits: sandbox.Limits{Processes: 8}})
+	if !res.OK() || res.Compile == nil || !res.Compile.OK() {
+		t.Fatalf("result: %s %q (compile %+v)", res.Summary(), res.Stderr, res.Compile)
+	}
+	if n := strings.TrimSpace(res.Stdout); n == "40" || n == "" {
+		t.Fatalf("forked %s children under a limit of 8 processes", n)
+	}
+}

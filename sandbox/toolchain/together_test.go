@@ -1,0 +1,85 @@
+package toolchain
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSplitterFindsTheMarkerAcrossWrites: whatever the chunks a stream
+// arrives in, what comes before the marker is the compile step's, the
+// three lines after it its report, and the rest the run step's.
+func TestSplitterFindsTheMarkerAcrossWrites(t *testing.T) {
+	marker := markerPrefix + "0123456789abcdef:"
+	stream := "warning: x\ncoderun-compiled-01234 (not it)" + marker + "0 1700000000.250000\n0m0.001s 0m0.002s\n0m0.100s 0m0.020s\nhello\nworld"
+	for size := 1; size <= len(stream); size++ {
+		var header string
+		s := &splitter{marker: []byte(marker), header: true, before: &capped{max: 1 << 20, over: func() {}}, after: &capped{max: 1 << 20, over: func() {}},
+			onMarker: func(h string) error { header = h; return nil }}
+		for i := 0; i < len(stream); i += size {
+			_, _ = s.Write([]byte(stream[i:min(i+size, len(stream))]))
+		}
+		s.flush()
+		if got := s.before.String(); got != "warning: x\ncoderun-compiled-01234 (not it)" {
+			t.Fatalf("chunks of %d: before = %q", size, got)
+		}
+		if header != "0 1700000000.250000\n0m0.001s 0m0.002s\n0m0.100s 0m0.020s\n" {
+			t.Fatalf("chunks of %d: header = %q", size, header)
+		}
+		if got := s.after.String(); got != "hello\nworld" {
+			t.Fatalf("chunks of %d: after = %q", size, got)
+		}
+	}
+}
+
+// TestSplitterWithoutMarker: a stream that never reaches the marker (a
+// compile step that failed or was stopped) is the compile step's, bytes
+// that might have begun the marker included.
+func TestSplitterWithoutMarker(t *testing.T) {
+	marker := markerPrefix + "0123456789abcdef:"
+	s := &splitter{marker: []byte(marker), before: &capped{max: 1 << 20, over: func() {}}, after: &capped{max: 1 << 20, over: func() {}}}
+	_, _ = s.Write([]byte("error: y\ncoderun-compi"))
+	s.flush()
+	if got := s.before.String(); got != "error: y\ncoderun-compi" || s.after.String() != "" {
+		t.Fatalf("before %q, after %q", got, s.after.String())
+	}
+}
+
+// TestSplitterBoundsEachStep: the compile step's output counts against
+// its own limit, the run step's against its own.
+func TestSplitterBoundsEachStep(t *testing.T) {
+	marker := markerPrefix + "x:"
+	var over []string
+	s := &splitter{marker: []byte(marker), before: &capped{max: 4, over: func() { over = append(over, "compile") }},
+		after: &capped{max: 8, over: func() { over = append(over, "run") }}}
+	_, _ = s.Write([]byte("abc" + marker + "12345678"))
+	if len(over) != 0 {
+		t.Fatalf("limits reached: %v", over)
+	}
+	_, _ = s.Write([]byte("9"))
+	if strings.Join(over, ",") != "run" || s.after.String() != "12345678" || !s.after.truncated {
+		t.Fatalf("over %v, after %q", over, s.after.String())
+	}
+}
+
+func TestReportParsing(t *testing.T) {
+	d, err := userSystem("1m2.500s 0m0.020s")
+	if err != nil || d[0] != 62500*time.Millisecond || d[1] != 20*time.Millisecond {
+		t.Errorf("userSystem = %v, %v", d, err)
+	}
+	if _, err := userSystem("garbage"); err == nil {
+		t.Error("userSystem accepted garbage")
+	}
+	e, err := epoch("1700000000.25")
+	if err != nil || !e.Equal(time.Unix(1700000000, 250000000)) {
+		t.Errorf("epoch = %v, %v", e, err)
+	}
+	tw := &twoSteps{switched: make(chan struct{})}
+	if err := tw.compiled("0 1700000000.5\n0m0.001s 0m0.000s\n0m0.010s 0m0.002s\n"); err != nil || tw.step != running ||
+		tw.compCPU[0] != 11*time.Millisecond || tw.compCPU[1] != 2*time.Millisecond {
+		t.Errorf("compiled: %v, step %v, cpu %v", err, tw.step, tw.compCPU)
+	}
+	if err := (&twoSteps{switched: make(chan struct{})}).compiled("0\n"); err == nil {
+		t.Error("a short report was accepted")
+	}
+}
