@@ -128,9 +128,10 @@ func (s *Service) filesystemRoutes(mux *http.ServeMux) {
 			return &resp, nil
 		})
 	})
-	for _, m := range []string{"WatchDir", "CreateWatcher", "GetWatcherEvents", "RemoveWatcher"} {
+	mux.HandleFunc(svc+"WatchDir", s.watchDir)
+	for _, m := range []string{"CreateWatcher", "GetWatcherEvents", "RemoveWatcher"} {
 		mux.HandleFunc(svc+m, func(w http.ResponseWriter, r *http.Request) {
-			writeRPCError(w, rpcErrorf(codeUnimplemented, "filesystem.Filesystem/%s: watching directories is not supported by coderun", m))
+			writeRPCError(w, rpcErrorf(codeUnimplemented, "filesystem.Filesystem/%s: coderun serves directory watches as a stream (WatchDir), not as polled watchers", m))
 		})
 	}
 }

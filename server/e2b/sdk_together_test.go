@@ -79,3 +79,27 @@ func TestSDKCommandsBesideCode(t *testing.T) {
 		t.Errorf("one file system for contexts, commands and files: %+v", shared)
 	}
 }
+
+// TestSDKWatchDir drives files.watchDir: the files written by files.*, by
+// code and by a command in a watched directory (recursive) come as
+// create, write and remove events; a missing directory is the SDK's
+// FileNotFoundError.
+func TestSDKWatchDir(t *testing.T) {
+	node := nodeSDK(t)
+	_, ts := newServer(t, e2b.Options{Keys: testKeys})
+	out := runScenario(t, node, "watch",
+		"E2B_API_URL="+ts.URL, "E2B_SANDBOX_URL="+ts.URL, "E2B_API_KEY=key-alice", "E2B_DEBUG=", "E2B_DOMAIN=")
+	var w struct {
+		Events  []string `json:"events"`
+		Missing string   `json:"missing"`
+	}
+	field(t, out, "watchDir", &w)
+	for _, want := range []string{"create by-files.txt", "create by-code.txt", "create sub", "create sub/by-command.txt", "remove by-files.txt", "write by-code.txt"} {
+		if !contains(w.Events, want) {
+			t.Errorf("watchDir: no %q among %q", want, w.Events)
+		}
+	}
+	if w.Missing != "FileNotFoundError" {
+		t.Errorf("watching a missing directory threw %q, want the SDK's FileNotFoundError", w.Missing)
+	}
+}

@@ -220,6 +220,32 @@ if (scenario === 'main') {
     const inContext = await sbx.runCode('open("from-files.txt").read()', { context: ctx })
     return { read, inDefault: inDefault.text, inCommand: inCommand.stdout, inContext: inContext.text }
   })
+} else if (scenario === 'watch') {
+  const sbx = await Sandbox.create({ timeoutMs: 600_000 })
+  out.sandboxId = sbx.sandboxId
+  await step('watchDir', async () => {
+    await sbx.files.makeDir('/home/user/watched')
+    const events = []
+    const w = await sbx.files.watchDir('/home/user/watched', (e) => events.push(`${e.type} ${e.name}`), { recursive: true, timeoutMs: 120_000 })
+    const seen = async (...want) => {
+      const until = Date.now() + 20_000
+      while (Date.now() < until && !want.every((e) => events.includes(e))) await new Promise((r) => setTimeout(r, 50))
+    }
+    await sbx.files.write('/home/user/watched/by-files.txt', 'x')
+    await seen('create by-files.txt')
+    await sbx.runCode('open("watched/by-code.txt", "w").write("y")')
+    await seen('create by-code.txt')
+    await sbx.commands.run('mkdir watched/sub && echo z > watched/sub/by-command.txt && rm watched/by-files.txt && echo more >> watched/by-code.txt')
+    await seen('create sub', 'create sub/by-command.txt', 'remove by-files.txt', 'write by-code.txt')
+    await w.stop()
+    let missing
+    try {
+      await sbx.files.watchDir('/home/user/no-such-dir', () => {})
+    } catch (e) {
+      missing = e.name
+    }
+    return { events, missing }
+  })
 } else {
   console.error(`unknown scenario ${scenario}`)
   process.exit(2)
