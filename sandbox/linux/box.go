@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -57,18 +58,31 @@ type box struct {
 // initProc is a sandbox's init as the host holds it: a sandbox init the
 // host started (its child), or the PID 1 a zygote forked (held by a pidfd,
 // the only safe handle on a process that is not the host's child).
+//
+// The pidfd is closed once init has been waited for, and its number is
+// then the next descriptor's: another sandbox's pidfd, say. So every use
+// of it holds mu and finds it -1 once closed: a kill after the wait (a
+// run's end waits, then its destroy kills again) must not reach whatever
+// process the number has come to stand for.
 type initProc struct {
 	pid   int
 	cmd   *exec.Cmd
-	pidfd int
+	mu    sync.Mutex
+	pidfd int // -1 for the host's child, and once closed
 	once  sync.Once
+	ended atomic.Bool // wait has returned: init has exited and is reaped
 }
 
-// kill sends SIGKILL, which ends init's PID namespace.
+// kill sends SIGKILL, which ends init's PID namespace. It does nothing to
+// an init already waited for.
 func (p *initProc) kill() {
 	if p.cmd != nil {
-		_ = p.cmd.Process.Kill()
-	} else {
+		_ = p.cmd.Process.Kill() // os.Process knows when it has been waited for
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pidfd >= 0 {
 		_ = unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
 	}
 }
@@ -81,10 +95,18 @@ func (b *box) dead() bool {
 
 // exited reports, without waiting, whether init has exited.
 func (p *initProc) exited() bool {
+	if p.ended.Load() {
+		return true // and reaped: its pid may be another process's by now
+	}
 	if p.cmd != nil {
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
 		return err != nil || info.Signo != 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pidfd < 0 {
+		return true
 	}
 	fds := []unix.PollFd{{Fd: int32(p.pidfd), Events: unix.POLLIN}}
 	n, err := unix.Poll(fds, 0)
@@ -94,17 +116,23 @@ func (p *initProc) exited() bool {
 // wait returns once init has exited (and with it its PID namespace).
 func (p *initProc) wait() {
 	p.once.Do(func() {
+		defer p.ended.Store(true)
 		if p.cmd != nil {
 			_ = p.cmd.Wait()
 			return
 		}
+		// Only this function closes the pidfd, once: polling it without mu
+		// is safe, and holding mu meanwhile would block kill.
 		fds := []unix.PollFd{{Fd: int32(p.pidfd), Events: unix.POLLIN}}
 		for {
 			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
 				break
 			}
 		}
+		p.mu.Lock()
 		unix.Close(p.pidfd)
+		p.pidfd = -1
+		p.mu.Unlock()
 	})
 }
 
@@ -374,17 +402,25 @@ func (w *tailWriter) String() string {
 }
 
 // setupFailure adds to err, when a sandbox init ended during set-up
-// without saying why, how it ended: its exit status or signal and the end
-// of what it wrote on its standard error.
+// without saying why, how it ended: its exit status or signal and, for an
+// init the host started, the end of what it wrote on its standard error;
+// for one a zygote forked, whether the zygote had exited (which kills it).
 func (b *box) setupFailure(err error) error {
 	p := b.init
-	if p == nil || p.cmd == nil {
+	if p == nil {
 		return err
 	}
 	for deadline := time.Now().Add(200 * time.Millisecond); !p.exited(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			return err // still running: the set-up timed out or was cancelled
 		}
+	}
+	if p.cmd == nil {
+		how := "init " + p.endedStatus()
+		if b.forked && b.rt != nil && b.rt.zygote != nil && b.rt.zygote.outlived(b.generation) {
+			how += "; the zygote that made it has exited"
+		}
+		return fmt.Errorf("%w (%s)", err, how)
 	}
 	p.wait()
 	how := "init " + p.cmd.ProcessState.String()
@@ -394,6 +430,36 @@ func (b *box) setupFailure(err error) error {
 		}
 	}
 	return fmt.Errorf("%w (%s)", err, how)
+}
+
+// endedStatus says how an init held by its pidfd (not the host's child:
+// its parent reaps it) ended, as os.ProcessState says it ("exit status 1",
+// "signal: killed"), from the exit status the kernel keeps with the pidfd
+// (PIDFD_INFO_EXIT, Linux 6.15). The status is there once its parent has
+// reaped it, which is waited for a moment.
+func (p *initProc) endedStatus() string {
+	var status syscall.WaitStatus
+	var err error
+	for deadline := time.Now().Add(200 * time.Millisecond); ; time.Sleep(5 * time.Millisecond) {
+		p.mu.Lock()
+		if p.pidfd < 0 {
+			err = errors.New("its pidfd is closed")
+		} else {
+			status, err = pidfdExitStatus(p.pidfd)
+		}
+		p.mu.Unlock()
+		if err == nil || !errors.Is(err, errNoExitInfo) || time.Now().After(deadline) {
+			break
+		}
+	}
+	switch {
+	case err != nil:
+		return "ended; how is unknown: " + err.Error()
+	case status.Signaled():
+		return "signal: " + status.Signal().String()
+	default:
+		return fmt.Sprintf("exit status %d", status.ExitStatus())
+	}
 }
 
 // startInit starts a sandbox init (init.go) in new namespaces, which builds
