@@ -36,7 +36,7 @@ func (f InputFile) bytes() ([]byte, error) {
 // RunCodeInput is run_code's input.
 type RunCodeInput struct {
 	Code           string      `json:"code" jsonschema:"the program"`
-	Language       string      `json:"language,omitempty" jsonschema:"python (default), bash or node"`
+	Language       string      `json:"language,omitempty" jsonschema:"{languages}"`
 	Files          []InputFile `json:"files,omitempty" jsonschema:"files placed in the workspace before the program starts"`
 	Stdin          string      `json:"stdin,omitempty" jsonschema:"text fed to the program's standard input"`
 	TimeoutSeconds float64     `json:"timeout_seconds,omitempty" jsonschema:"wall-time limit in seconds (default: the server's)"`
@@ -72,8 +72,9 @@ const maxFileContent = 1 << 20
 
 func (t *tenant) addCodeTools() {
 	sdk.AddTool(t.server, &sdk.Tool{
-		Name:  "run_code",
-		Title: "Run code once",
+		Name:        "run_code",
+		Title:       "Run code once",
+		InputSchema: inputSchema[RunCodeInput](runLanguages()),
 		Description: "Run a program once in a fresh, isolated sandbox (no network) and report exactly what happened: " +
 			"stdout, stderr, exit code, why it ended (exited, timeout, memory_limit...), resource usage, and the files it " +
 			"wrote (PNG files come back as images, other files as embedded resources). Nothing is kept afterwards; " +

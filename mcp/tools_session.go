@@ -15,7 +15,7 @@ import (
 type SessionRunInput struct {
 	Session        string  `json:"session" jsonschema:"the session's name, e.g. analysis: created on first use"`
 	Code           string  `json:"code" jsonschema:"the cell's code"`
-	Language       string  `json:"language,omitempty" jsonschema:"python (default) or bash; only when the session is created"`
+	Language       string  `json:"language,omitempty" jsonschema:"{languages}; only when the session is created"`
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty" jsonschema:"this cell's time limit in seconds (default: the server's); past it the cell is interrupted and the state kept"`
 }
 
@@ -27,7 +27,7 @@ type SessionInput struct {
 // SessionCreateInput is session_create's input.
 type SessionCreateInput struct {
 	Session  string `json:"session" jsonschema:"a name for the session: 1 to 64 letters, digits, '.', '_' or '-'"`
-	Language string `json:"language,omitempty" jsonschema:"python (default) or bash"`
+	Language string `json:"language,omitempty" jsonschema:"{languages}"`
 }
 
 // SessionList is session_list's result.
@@ -44,8 +44,9 @@ type SessionDone struct {
 
 func (t *tenant) addSessionTools() {
 	sdk.AddTool(t.server, &sdk.Tool{
-		Name:  "session_run",
-		Title: "Run a cell in a session",
+		Name:        "session_run",
+		Title:       "Run a cell in a session",
+		InputSchema: inputSchema[SessionRunInput](sessionLanguages()),
 		Description: "Run code in a named session, like a notebook cell: variables, imports and files persist between calls " +
 			"(the session is created on first use). Returns stdout, stderr, the value of the last expression, and plots " +
 			"(matplotlib figures) as PNG images. An exception is an error result with the traceback, and the session " +
@@ -55,7 +56,8 @@ func (t *tenant) addSessionTools() {
 	sdk.AddTool(t.server, &sdk.Tool{
 		Name:        "session_create",
 		Title:       "Create a session",
-		Description: "Create a named session (python or bash) explicitly; session_run also creates one on first use. An open session of that name is returned as it is.",
+		Description: "Create a named session (" + sessionLanguages() + ") explicitly; session_run also creates one on first use. An open session of that name is returned as it is.",
+		InputSchema: inputSchema[SessionCreateInput](sessionLanguages()),
 		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, OpenWorldHint: new(false)},
 	}, t.sessionCreate)
 	sdk.AddTool(t.server, &sdk.Tool{
