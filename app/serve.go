@@ -54,7 +54,18 @@ type ServerConfig struct {
 	// MCPOrigins are the origins ("https://app.example.com") whose pages
 	// may call the MCP endpoint from a browser, besides the server's own.
 	MCPOrigins []string
+	// MaxLimits are the most a request may ask for (server.max_limits.*):
+	// the limits of limits.* and session.* are defaults a request may
+	// raise, up to these; a zero field bounds nothing beyond
+	// sandbox.MaxLimits (far more than a shared host gives one tenant).
+	MaxLimits sandbox.Limits
 }
+
+// DefaultMaxLimits are ServerConfig.MaxLimits' defaults: well above the
+// defaults of runs, sessions and compile steps, well below what would let
+// one request take a host's memory.
+var DefaultMaxLimits = sandbox.Limits{WallTime: time.Hour, CPUTime: time.Hour, Memory: 4 << 30, Processes: 1024,
+	OutputBytes: 16 << 20, WorkspaceBytes: 1 << 30, OpenFiles: 65536}
 
 // SetServeDefaults gives `coderun serve` its defaults where the file, the
 // environment and the flags say nothing: one-shot runs from 4 pre-started
@@ -107,7 +118,7 @@ const (
 func defaultServerConfig() ServerConfig {
 	return ServerConfig{Addr: "127.0.0.1:8080", MaxBody: server.DefaultMaxBody, Grace: server.DefaultGrace,
 		TenantSessions: 20, TenantExecutions: 8, TenantRate: 100,
-		E2BDebugInterpreter: "127.0.0.1:49999", E2BDebugEnvd: "127.0.0.1:49983"}
+		E2BDebugInterpreter: "127.0.0.1:49999", E2BDebugEnvd: "127.0.0.1:49983", MaxLimits: DefaultMaxLimits}
 }
 
 // bindServer adds the server's settings.
@@ -138,6 +149,44 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 	add("server.e2b_debug_interpreter", "", &s.E2BDebugInterpreter, checkExtraListener)
 	add("server.e2b_debug_envd", "", &s.E2BDebugEnvd, checkExtraListener)
 	add("server.mcp_origins", "", &s.MCPOrigins, checkOrigins)
+	m := &s.MaxLimits
+	add("server.max_limits.timeout", "", &m.WallTime, notNegative)
+	add("server.max_limits.cpu_time", "", &m.CPUTime, notNegative)
+	size("server.max_limits.memory", "", &m.Memory, notNegative)
+	add("server.max_limits.processes", "", &m.Processes, notNegative)
+	size("server.max_limits.output_limit", "", &m.OutputBytes, notNegative)
+	size("server.max_limits.workspace_size", "", &m.WorkspaceBytes, notNegative)
+	add("server.max_limits.open_files", "", &m.OpenFiles, notNegative)
+}
+
+// checkMaxLimits refuses defaults (limits.*, session.*) past the most a
+// request may ask for (server.max_limits.*), naming both settings.
+func (c *Config) checkMaxLimits() error {
+	m := c.Server.MaxLimits
+	for _, d := range []struct {
+		section string
+		l       sandbox.Limits
+	}{{"limits", c.Limits}, {"session", c.Session.Limits}} {
+		for _, f := range []struct {
+			name   string
+			v, max int64
+		}{
+			{"timeout", int64(d.l.WallTime), int64(m.WallTime)}, {"cpu_time", int64(d.l.CPUTime), int64(m.CPUTime)},
+			{"memory", d.l.Memory, m.Memory}, {"processes", int64(d.l.Processes), int64(m.Processes)},
+			{"output_limit", d.l.OutputBytes, m.OutputBytes}, {"workspace_size", d.l.WorkspaceBytes, m.WorkspaceBytes},
+			{"open_files", int64(d.l.OpenFiles), int64(m.OpenFiles)},
+		} {
+			if d.section == "session" && (f.name == "timeout" || f.name == "cpu_time") {
+				continue // a cell's time is the session's to bound
+			}
+			if f.max > 0 && f.v > f.max {
+				key := d.section + "." + f.name
+				return &SettingError{Key: key, Source: c.Source(key),
+					Err: fmt.Errorf("more than server.max_limits.%s allows (the most a request may ask for): raise that, or lower this", f.name)}
+			}
+		}
+	}
+	return nil
 }
 
 // Services are what the server's surfaces are built from, shared by all
@@ -228,6 +277,9 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 			return nil, &SettingError{Key: "server.addr", Value: sc.Addr, Source: c.Source("server.addr"), Err: err}
 		}
 	}
+	if err := c.checkMaxLimits(); err != nil {
+		return nil, err
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -236,6 +288,8 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every surface's requests and sessions, within the operator's maximum.
+	rt = sandbox.Capped(rt, sc.MaxLimits)
 	mgr, pool, err := c.serverSessions(rt, logger)
 	if err != nil {
 		rt.Close()

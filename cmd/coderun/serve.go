@@ -96,6 +96,13 @@ Every setting (flag, configuration key, default):
   --session-pool       server.session_pool       2 Python sessions kept started for new sessions
                                                  with the server's session defaults
   (none)               limits.*                  the defaults of one-shot runs' limits
+  (none)               server.max_limits.*       the most a request may ask for, each of
+                                                 server.max_limits.timeout, server.max_limits.cpu_time
+                                                 (1h), server.max_limits.memory (4GiB),
+                                                 server.max_limits.processes (1024),
+                                                 server.max_limits.output_limit (16MiB),
+                                                 server.max_limits.workspace_size (1GiB),
+                                                 server.max_limits.open_files (65536); past it: 400
   (none)               session.*                 the defaults of sessions (limits, preload,
                                                  max_sessions across tenants, idle_timeout)
 Beyond a tenant's limits the answer is 429 with Retry-After (SandboxFusion's routes wait their turn

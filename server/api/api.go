@@ -26,6 +26,9 @@ type Options struct {
 	// Limits are the defaults of a one-shot execution's limits (the
 	// request's zero fields).
 	Limits sandbox.Limits
+	// MaxLimits are the most a session's limits and a cell's timeout may
+	// be (a zero field: sandbox.MaxLimits); the runtime bounds the rest.
+	MaxLimits sandbox.Limits
 	// Session makes a session's configuration in lang from the server's
 	// defaults; the request's limits and files are laid over it.
 	Session func(lang sandbox.Language) session.Config

@@ -108,6 +108,9 @@ func (a *API) sessionConfig(in sessionRequest) (session.Config, time.Duration, e
 	if in.Limits.CPUTime == 0 {
 		limits.CPUTime = cfg.Limits.CPUTime // a session's zero means no CPU limit per cell
 	}
+	if err := limits.Within(a.opts.MaxLimits); err != nil {
+		return session.Config{}, 0, err
+	}
 	cfg.Limits = limits
 	if cfg.Files, err = files(in.Files); err != nil {
 		return session.Config{}, 0, err
@@ -284,6 +287,9 @@ func (a *API) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	case time.Duration(in.Timeout) > sandbox.MaxLimits.WallTime:
 		badRequest(w, fmt.Sprintf("timeout %s is longer than %s", time.Duration(in.Timeout), sandbox.MaxLimits.WallTime))
+		return
+	case a.opts.MaxLimits.WallTime > 0 && time.Duration(in.Timeout) > a.opts.MaxLimits.WallTime:
+		badRequest(w, fmt.Sprintf("timeout %s is longer than this server allows (at most %s)", time.Duration(in.Timeout), a.opts.MaxLimits.WallTime))
 		return
 	}
 	tn, _ := server.TenantFrom(r.Context())
