@@ -42,6 +42,28 @@ func TenantAdmit(t *server.Tenants) func(ctx context.Context, tenant string) (re
 	}
 }
 
+// TenantSessions is an Options.ReserveSession over the server's
+// per-tenant limits that waits rather than refuses, as TenantAdmit does: a
+// /run_jupyter request beyond its tenant's sessions open at once waits
+// until one closes, or until ctx is done.
+func TenantSessions(t *server.Tenants) func(ctx context.Context, tenant string) (release func(), err error) {
+	return func(ctx context.Context, tenant string) (func(), error) {
+		for {
+			release, err := t.ReserveSession(tenant)
+			if err == nil {
+				return release, nil
+			}
+			if err := pause(ctx, err, sessionPoll); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// sessionPoll is how often a /run_jupyter request waiting for one of its
+// tenant's sessions looks again.
+const sessionPoll = 50 * time.Millisecond
+
 // pause waits after a limit's error: its Retry-After, at most most; an
 // error that is not a limit's is returned.
 func pause(ctx context.Context, err error, most time.Duration) error {

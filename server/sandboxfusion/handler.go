@@ -45,6 +45,11 @@ type Options struct {
 	// release is called when the run is over. An error refuses the request
 	// (the client has gone, or the tenant may not run at all).
 	Admit func(ctx context.Context, tenant string) (release func(), err error)
+	// ReserveSession, when set, is called for each /run_jupyter request
+	// once it is admitted, and may wait for a place among its tenant's
+	// sessions open at once (the session it starts is one); its release
+	// is called when the session is closed. An error refuses the request.
+	ReserveSession func(ctx context.Context, tenant string) (release func(), err error)
 
 	// MaxConcurrent bounds the runs at once over all tenants (default
 	// four times the CPUs, at least 8: a run waiting on I/O holds no

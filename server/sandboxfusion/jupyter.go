@@ -52,6 +52,15 @@ func (h *Handler) runJupyter(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	tenant, _ := server.TenantFrom(r.Context())
+	if h.opts.ReserveSession != nil {
+		// The session below is one of the tenant's sessions open at once.
+		unreserve, err := h.opts.ReserveSession(r.Context(), tenant)
+		if err != nil {
+			sandboxError(err)
+			return
+		}
+		defer unreserve()
+	}
 	sessions, err := h.opts.Sessions.Tenant(tenant)
 	if err != nil {
 		sandboxError(err)

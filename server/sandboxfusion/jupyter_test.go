@@ -2,10 +2,13 @@ package sandboxfusion_test
 
 import (
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/server/sandboxfusion"
 )
 
@@ -121,4 +124,61 @@ func stringOf(v any) string {
 	}
 	walk(v)
 	return b.String()
+}
+
+// /run_jupyter's session is one of its tenant's sessions open at once
+// (server.tenant_sessions): while its cells run, the tenant has no other
+// place; and a request beyond the limit waits for one rather than fail.
+func TestRunJupyterCountsAsASession(t *testing.T) {
+	t.Parallel()
+	tenants := server.NewTenants(server.TenantLimits{Sessions: 1})
+	srv := newServer(t, sandboxfusion.Options{ReserveSession: sandboxfusion.TenantSessions(tenants)})
+	done := make(chan map[string]any, 1)
+	go func() {
+		_, resp := post(t, srv.URL+"/run_jupyter", map[string]any{"cells": []string{"import time; time.sleep(3)", "print('slept')"}})
+		done <- resp
+	}()
+	held := false
+	for deadline := time.Now().Add(time.Minute); !held && time.Now().Before(deadline); {
+		release, err := tenants.ReserveSession(server.DefaultTenant)
+		var limit *server.LimitError
+		switch {
+		case errors.As(err, &limit):
+			held = true
+		case err != nil:
+			t.Fatal(err)
+		default:
+			release()
+			select {
+			case resp := <-done:
+				t.Fatalf("/run_jupyter ended without counting as a session: %v", resp)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	if !held {
+		t.Fatal("/run_jupyter's session never counted against the tenant's sessions")
+	}
+	resp := <-done
+	if resp["status"] != "Success" {
+		t.Fatalf("%v", resp)
+	}
+	// Its place is given back; a request beyond the limit waits for it.
+	release, err := tenants.ReserveSession(server.DefaultTenant)
+	if err != nil {
+		t.Fatalf("the session's place was not given back: %v", err)
+	}
+	go func() {
+		_, resp := post(t, srv.URL+"/run_jupyter", map[string]any{"cells": []string{"print(1)"}})
+		done <- resp
+	}()
+	select {
+	case resp := <-done:
+		t.Fatalf("a request beyond the tenant's sessions ran at once: %v", resp)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	if resp := <-done; resp["status"] != "Success" {
+		t.Errorf("the request that waited: %v", resp)
+	}
 }
