@@ -546,9 +546,13 @@ func TestBashSession(t *testing.T) {
 	if c.Stdout() != "hello 1 /tmp/d\n" {
 		t.Fatalf("after interrupt: %s", describe(c))
 	}
-	c = run(t, s, "exit 4")
+	c = run(t, s, "echo bye >&2; exit 4")
 	if c.Status != session.StatusDied || c.Ended == nil || c.Ended.ExitCode != 4 || !c.Restarted {
 		t.Fatalf("exit: %s", describe(c))
+	}
+	if c.Stderr() != "bye\n" {
+		// An interactive bash says "exit" on its way out: not the cell's.
+		t.Errorf("exit: stderr %q, want the cell's own", c.Stderr())
 	}
 	c = ok(t, s, "echo \"[$greeting]\" $PWD")
 	if c.Stdout() != "[] /work\n" {

@@ -28,7 +28,9 @@
 # takes "done" as a claim and ends the cell once it sees this shell waiting
 # for its next command line (session/idle.go). A KEY keeps the background
 # jobs of one cell, which know only the keys of cells before them, from
-# marking a later cell's start or end.
+# marking a later cell's start or end. "exit" is a function that runs the
+# builtin with its stderr on /dev/null, so that the interactive shell's
+# "exit" line does not join the cell's stderr.
 exec {__cr_out}>&1 {__cr_err}>&2
 
 __cr_init() {
@@ -40,6 +42,9 @@ __cr_init() {
 	__cr_id=0
 	__cr_key=
 	PROMPT_COMMAND=__cr_done
+	# An interactive bash says "exit" on stderr as the builtin exits: that
+	# is the driver's shell talking, not the cell.
+	exit() { builtin exit "$@" 2>/dev/null; }
 }
 
 __cr_read() {
