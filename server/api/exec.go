@@ -64,7 +64,7 @@ func (a *API) exec(w http.ResponseWriter, r *http.Request) {
 
 // request is the sandbox request, validated: nothing runs when it is not.
 func (in execRequest) request(defaults sandbox.Limits) (sandbox.Request, error) {
-	limits, err := in.Limits.limits(defaults)
+	limits, err := in.Limits.Over(defaults)
 	if err != nil {
 		return sandbox.Request{}, err
 	}

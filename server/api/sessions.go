@@ -101,7 +101,7 @@ func (a *API) sessionConfig(in sessionRequest) (session.Config, time.Duration, e
 	}
 	cfg := a.opts.Session(lang)
 	cfg.Language = lang
-	limits, err := in.Limits.limits(cfg.Limits.WithDefaults(session.DefaultLimits))
+	limits, err := in.Limits.Over(cfg.Limits.WithDefaults(session.DefaultLimits))
 	if err != nil {
 		return session.Config{}, 0, err
 	}

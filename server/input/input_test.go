@@ -2,10 +2,12 @@ package input_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/server/input"
 )
 
@@ -50,6 +52,54 @@ func TestFiles(t *testing.T) {
 		}
 		if _, err := input.Files(c.in, max); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// ExecLimits read every limit of an execution, laid over the defaults;
+// a negative one is refused, naming it.
+func TestExecLimits(t *testing.T) {
+	var l input.ExecLimits
+	if err := json.Unmarshal([]byte(`{"wall_time": "2s", "memory": "64MiB", "processes": 8, "output_bytes": "1KiB", "workspace_bytes": 4096, "open_files": 32}`), &l); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Over(sandbox.Limits{CPUTime: 7 * time.Second, Processes: 64})
+	want := sandbox.Limits{WallTime: 2 * time.Second, CPUTime: 7 * time.Second, Memory: 64 << 20, Processes: 8, OutputBytes: 1 << 10, WorkspaceBytes: 4096, OpenFiles: 32}
+	if err != nil || got != want {
+		t.Fatalf("limits %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := (input.ExecLimits{Processes: -1}).Over(sandbox.Limits{}); !errors.Is(err, sandbox.ErrInvalid) || !strings.Contains(err.Error(), "limits.processes") {
+		t.Errorf("negative processes: %v", err)
+	}
+	if err := json.Unmarshal([]byte(`{"wall_time": "1s", "threads": 3}`), &l); err != nil {
+		t.Fatal(err) // unknown fields are the decoder's to refuse (server.DecodeJSON)
+	}
+}
+
+// FilesWithMode keeps permission bits and refuses anything else; every
+// refusal is an invalid request.
+func TestFilesWithMode(t *testing.T) {
+	text := "#!/bin/sh\n"
+	files, err := input.FilesWithMode([]input.FileWithMode{{File: input.File{Path: "run.sh", Content: &text}, Mode: 0o755}}, 0)
+	if err != nil || len(files) != 1 || files[0].Mode != 0o755 || string(files[0].Content) != text {
+		t.Fatalf("files %+v, %v", files, err)
+	}
+	var f input.FileWithMode
+	if err := json.Unmarshal([]byte(`{"path": "a", "content": "x", "mode": 420}`), &f); err != nil || f.Path != "a" || *f.Content != "x" || f.Mode != 0o644 {
+		t.Fatalf("read %+v, %v", f, err)
+	}
+	for name, in := range map[string][]input.FileWithMode{
+		"setuid":   {{File: input.File{Path: "a", Content: &text}, Mode: 0o4755}},
+		"twice":    {{File: input.File{Path: "a", Content: &text}}, {File: input.File{Path: "a", Content: &text}}},
+		"outside":  {{File: input.File{Path: "/etc/x", Content: &text}}},
+		"too many": {{File: input.File{Path: "a", Content: &text}}, {File: input.File{Path: "b", Content: &text}}},
+	} {
+		max := int64(0)
+		if name == "too many" {
+			max = int64(len(text))
+		}
+		if _, err := input.FilesWithMode(in, max); !errors.Is(err, sandbox.ErrInvalid) {
+			t.Errorf("%s: %v, want an invalid request", name, err)
 		}
 	}
 }
