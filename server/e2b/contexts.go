@@ -129,7 +129,7 @@ func (s *Service) createContext(w http.ResponseWriter, r *http.Request) {
 		Cwd      *string `json:"cwd"`
 	}
 	if err := readJSON(w, r, &req); err != nil {
-		writeText(w, http.StatusBadRequest, err.Error())
+		writeText(w, readStatus(err), err.Error())
 		return
 	}
 	c, status, err := s.newContext(r.Context(), b, normalizeLanguage(deref(req.Language)), deref(req.Cwd))

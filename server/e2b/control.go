@@ -121,7 +121,7 @@ func (s *Service) createSandbox(w http.ResponseWriter, r *http.Request, tenant s
 		Volumes    []any             `json:"volumeMounts"`
 	}
 	if err := readJSON(w, r, &req); err != nil {
-		writeJSONError(w, http.StatusBadRequest, err.Error())
+		writeJSONError(w, readStatus(err), err.Error())
 		return
 	}
 	if req.TemplateID == nil || *req.TemplateID == "" {
@@ -239,7 +239,7 @@ func (s *Service) setSandboxTimeout(w http.ResponseWriter, r *http.Request, tena
 		Timeout *int64 `json:"timeout"`
 	}
 	if err := readJSON(w, r, &req); err != nil {
-		writeJSONError(w, http.StatusBadRequest, err.Error())
+		writeJSONError(w, readStatus(err), err.Error())
 		return
 	}
 	if req.Timeout == nil {
@@ -280,7 +280,7 @@ func (s *Service) connectSandbox(w http.ResponseWriter, r *http.Request, tenant 
 	}
 	if r.ContentLength != 0 {
 		if err := readJSON(w, r, &req); err != nil {
-			writeJSONError(w, http.StatusBadRequest, err.Error())
+			writeJSONError(w, readStatus(err), err.Error())
 			return
 		}
 	}

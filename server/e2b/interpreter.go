@@ -65,6 +65,16 @@ func sessionLanguage(l string) (sandbox.Language, error) {
 	return "", fmt.Errorf("language %q is not supported by coderun's code interpreter (python, bash)", l)
 }
 
+// readStatus is the status of a readJSON error: 413 for a body past its
+// cap, else 400.
+func readStatus(err error) int {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
 func readJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxExecuteRequest))
 	if err != nil {
@@ -137,7 +147,7 @@ func (s *Service) execute(w http.ResponseWriter, r *http.Request) {
 	b := boxFrom(r.Context())
 	var req executeRequest
 	if err := readJSON(w, r, &req); err != nil {
-		writeText(w, http.StatusBadRequest, err.Error())
+		writeText(w, readStatus(err), err.Error())
 		return
 	}
 	if req.Code == nil {
