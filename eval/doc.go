@@ -12,6 +12,10 @@
 //	            harness.py, which runs the tests and the solution in two
 //	            processes; harness_bash.go, harness.sh for generic bash items;
 //	            harness_node.go, harness.js for generic node items
+//	humanevalx.go  HumanEval-X's five languages; split.go runs an item
+//	            of C++, Java or Go as two programs, the tests and the
+//	            solution (split_cpp.go, split_java.go, split_go.go build
+//	            them; wire.hpp, wire.java, wire.go.txt carry the calls)
 //	samples.go  a model's completions ({task_id, completion}, several per
 //	            task), joined to their problems as the reference harness does
 //	run.go      Run: items in, verdicts out as they complete, at a chosen
@@ -172,6 +176,57 @@
 // marker only when every test passed. The program Problem.Item builds is
 // then T with the solution as data (as harnessProgram does) and the tests
 // in Item.Tests, which Run sends after the marker.
+//
+// # Compiled languages
+//
+// HumanEval-X items in C++, Java and Go (split.go) are two programs,
+// compiled apart and run as two processes, so that no code of the
+// solution's runs in the process whose exit status is the verdict, and
+// none of its macros, symbols, classes or init functions reaches the
+// tests' compilation. The tests' program, T, is the prompt up to its entry
+// function's body, a stub body generated from the function's declaration
+// (read from the prompt: C++ types, Java's generic types, Go's types),
+// and the tests; the solution's, U, is the prompt, the solution and a main
+// that serves the tests' calls. The prompt's other functions (helpers such
+// as encode_cyclic) are in both: the tests use T's copy, trusted as they
+// are. One sandbox step compiles both at once: T in the build directory,
+// U in /tmp/coderun-u inside a Landlock domain nested in the sandbox's,
+// which may read the system's directories and write only its own, so
+// that neither the compiler (an #include, an include_str!) nor the
+// solution can read the tests' sources or program. The next step starts
+// U, in such a domain, with /dev/null as its standard input, its output
+// in a file, and two pipes as its descriptors 3 (calls) and 4 (answers);
+// then reads the run's marker from its standard input, which U never
+// had; runs T with the pipes' other ends; kills U; shows what U printed
+// (its first 16 KiB), then T's standard error; and prints the marker only
+// when T exited with status 0 (T's own exit statuses: a C++ main that
+// returned, Java's main without an exception, go test's verdict).
+//
+// Each call of the entry function in T writes its arguments, encoded by
+// their declared types (integers in decimal, floats as their bits,
+// strings with their length, sequences, maps, pairs, Optional, nil
+// slices and maps, and the dynamically typed values the tests use:
+// boost::any, Java's Object, Go's interface{}, each tagged with its
+// type), and decodes the answer by the declared result type, or ends T
+// with status 3 and a message: when U ended, sent bytes that are not a
+// value of that type (an integer out of range, a float where an int was
+// declared, a type the tests do not use), or threw or panicked (the
+// exception's text). So T passes only if every call got a well-formed
+// answer and the tests ran to their end, and a hang is bounded by the
+// run's wall time. U keeps its state from call to call (one process, one
+// Java instance of the solution's class). A solution that leaves from a
+// static constructor, an init function or a static initializer, disables
+// assert, renames main, catches SIGABRT, takes over TestMain, shadows
+// AssertionError or installs a shutdown hook changes only U; one that
+// writes on its descriptor 4 can only answer, as returning would
+// (TestForgedCPPVerdicts, TestForgedJavaVerdicts, TestForgedGoVerdicts:
+// 4 of 8, 5 of 6 and 2 of 4 of these passed as one program, none now).
+// What differs from one program: arguments are copies (a solution's
+// changes to them do not reach the tests), and a Java string that comes
+// back is interned, so that a test comparing a returned argument with ==
+// still holds. Rust and JavaScript HumanEval-X items are still one
+// program, judged by its exit status: a solution can forge a pass there
+// by leaving early with status 0.
 //
 // The package knows nothing of terminals or flags; cmd/coderun's eval
 // command is a thin layer over it, and a server can expose Run as it is.

@@ -108,17 +108,32 @@ func (p *Problem) humanEvalXItem(solution string) Item {
 		if strings.Contains(it.Code, "openssl/") {
 			it.CompileArgs = append(it.CompileArgs, "-lcrypto")
 		}
+		it.setSplit(cppSplit(p.Prompt, solution, p.Test, it.CompileArgs))
 	case language.Java:
 		it.Code = p.Prompt + solution + "\n" + p.Test
+		it.setSplit(javaSplit(p.Prompt, solution, p.Test))
 	case language.Node:
 		it.Code = jsAssertPrelude + p.Prompt + solution + "\n" + p.Test
 	case language.Go:
 		body := strings.Replace(p.Prompt, x.imports, "", 1) + solution
 		it.Code = x.testSetup + goImports(x.imports, body, x.testSetup) + body + "\n" + p.Test
+		it.setSplit(goSplit(x, p.Prompt, solution, p.Test))
 	case language.Rust:
 		it.Code = "fn main(){}\n" + x.declaration + p.Prompt + solution + "\n" + p.Test
 	}
 	return it
+}
+
+// setSplit makes it a split item (see splitItem): its Code the solution's
+// program, its Tests the tests', or, when the problem's prompt could not
+// be split, an item whose verdict is an error saying why.
+func (it *Item) setSplit(s *splitItem, err error) {
+	if err != nil {
+		it.invalid = "cannot build the tests and the solution as two programs: " + err.Error()
+		return
+	}
+	it.split = s
+	it.Code, it.Tests = string(s.solution.files[0].Content), string(s.tests.files[0].Content)
 }
 
 // jsAssertPrelude makes console.assert throw, so that a failed assertion
@@ -130,7 +145,7 @@ var goQuoted = regexp.MustCompile(`"([a-zA-Z0-9_./]+)"`)
 
 // goStandard are standard packages a HumanEval-X Go solution may use
 // without its prompt importing them.
-var goStandard = []string{"math", "strings", "sort", "strconv", "fmt", "math/rand", "time", "regexp", "bytes", "crypto/md5", "unicode", "reflect", "container/heap", "math/big", "encoding/hex"}
+var goStandard = []string{"math", "os", "strings", "sort", "strconv", "fmt", "math/rand", "time", "regexp", "bytes", "crypto/md5", "unicode", "reflect", "container/heap", "math/big", "encoding/hex"}
 
 // goImports is an import block of the packages body uses (a package's
 // name followed by a dot), from the prompt's imports and goStandard, less

@@ -47,8 +47,11 @@ func TestReadHumanEvalX(t *testing.T) {
 			}
 		}
 		it := ps[0].Reference()
-		if it.Language != lang || !strings.Contains(it.Code, ps[0].Solution) || !strings.Contains(it.Code, ps[0].Test) {
+		if it.Language != lang || !strings.Contains(it.Code, ps[0].Solution) || !strings.Contains(it.Code+it.Tests, ps[0].Test) {
 			t.Errorf("%s: item %+v", path, it)
+		}
+		if it.split != nil && (strings.Contains(it.Tests, ps[0].Solution) || strings.Contains(it.Code, ps[0].Test)) {
+			t.Errorf("%s: the tests' program holds the solution, or the solution's the tests", path)
 		}
 	}
 	// Forced or detected, a line of another language's prefix is refused.
@@ -69,7 +72,7 @@ func TestHumanEvalXItemsAreBuiltAsUpstream(t *testing.T) {
 	}
 	gos := loadProblems(t, humanEvalXFiles[language.Go], ReadOptions{})
 	it := gos[0].Reference()
-	if !strings.HasPrefix(it.Code, "package main\n") || strings.Count(it.Code, `"math"`) != 1 || !strings.Contains(it.Code, "func TestHasCloseElements") {
+	if !strings.HasPrefix(it.Code, "package main\n") || strings.Count(it.Code, `"math"`) != 1 || !strings.Contains(it.Tests, "func TestHasCloseElements") {
 		t.Errorf("Go/0:\n%s", it.Code)
 	}
 	rs := loadProblems(t, humanEvalXFiles[language.Rust], ReadOptions{})

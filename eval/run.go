@@ -38,6 +38,11 @@ type Item struct {
 	Limits sandbox.Limits
 	// CompileArgs are given to a compiled language's compiler.
 	CompileArgs []string
+
+	// split, when set, runs the item as two programs (see splitItem);
+	// invalid, when set, is why the item cannot run (its verdict's error).
+	split   *splitItem
+	invalid string
 }
 
 // Hash identifies the item's program: the first 24 hex digits of the
@@ -157,6 +162,13 @@ func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox
 		lang = sandbox.Python
 	}
 	v := &Verdict{ID: it.ID, TaskID: it.TaskID, Sample: it.Sample, Hash: it.Hash(), ExitCode: -1}
+	switch {
+	case it.invalid != "":
+		v.Status, v.Error, v.Finished = Error, it.invalid, time.Now()
+		return v, nil
+	case it.split != nil:
+		return runSplitItem(ctx, rt, it, v, defaults) // split.go
+	}
 	if !lang.IsNative() {
 		return runToolchainItem(ctx, rt, it, v, defaults) // humanevalx.go
 	}
