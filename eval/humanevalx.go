@@ -114,6 +114,14 @@ func (p *Problem) humanEvalXItem(solution string) Item {
 		it.setSplit(javaSplit(p.Prompt, solution, p.Test))
 	case language.Node:
 		it.Code = jsAssertPrelude + p.Prompt + solution + "\n" + p.Test
+		if _, start, _, err := openBody(p.Prompt, "//", ""); err != nil {
+			it.invalid = "cannot find the entry function in the prompt: " + err.Error()
+		} else {
+			// The solution in a process of its own (harness.js), the tests
+			// in the harness's, with the prompt's other functions (helpers
+			// such as encodeCyclic), trusted as the tests are.
+			it.Code, it.Tests = nodeHarnessProgram(p.Prompt+solution), jsAssertPrelude+p.Prompt[:start]+"\n"+p.Test+"\n"
+		}
 	case language.Go:
 		body := strings.Replace(p.Prompt, x.imports, "", 1) + solution
 		it.Code = x.testSetup + goImports(x.imports, body, x.testSetup) + body + "\n" + p.Test

@@ -47,7 +47,7 @@ func TestReadHumanEvalX(t *testing.T) {
 			}
 		}
 		it := ps[0].Reference()
-		if it.Language != lang || !strings.Contains(it.Code, ps[0].Solution) || !strings.Contains(it.Code+it.Tests, ps[0].Test) {
+		if it.Language != lang || !strings.Contains(it.Code, ps[0].Solution) && !strings.Contains(it.Code, jsonText(ps[0].Prompt+ps[0].Solution)) || !strings.Contains(it.Code+it.Tests, ps[0].Test) {
 			t.Errorf("%s: item %+v", path, it)
 		}
 		if it.split != nil && (strings.Contains(it.Tests, ps[0].Solution) || strings.Contains(it.Code, ps[0].Test)) {
@@ -80,7 +80,7 @@ func TestHumanEvalXItemsAreBuiltAsUpstream(t *testing.T) {
 		t.Errorf("Rust/0:\n%s", it.Code)
 	}
 	js := loadProblems(t, humanEvalXFiles[language.Node], ReadOptions{})
-	if it := js[0].Reference(); !strings.HasPrefix(it.Code, jsAssertPrelude) {
+	if it := js[0].Reference(); !strings.HasPrefix(it.Tests, jsAssertPrelude) || !strings.Contains(it.Code, jsonText(js[0].Prompt+js[0].Solution)) {
 		t.Errorf("JavaScript/0 lacks the assert prelude")
 	}
 }

@@ -28,9 +28,10 @@ type param struct{ typ, name string }
 // openBody finds where a HumanEval-X prompt opens its entry function's
 // body: the last '{' that the prompt leaves open (outside comments,
 // strings and characters), and the text between it and the statement or
-// block before it (the function's head), or, when keyword is set, the
-// last keyword before it (Go's func, whose head may hold braces).
-func openBody(prompt, lineComment, keyword string) (head string, brace int, err error) {
+// block before it (the function's head, which starts at start), or, when
+// keyword is set, the last keyword before it (Go's func, whose head may
+// hold braces).
+func openBody(prompt, lineComment, keyword string) (head string, start, brace int, err error) {
 	code := blankComments(prompt, lineComment)
 	var open []int
 	for i := 0; i < len(code); i++ {
@@ -44,15 +45,15 @@ func openBody(prompt, lineComment, keyword string) (head string, brace int, err 
 		}
 	}
 	if len(open) == 0 {
-		return "", 0, errors.New("the prompt opens no function body")
+		return "", 0, 0, errors.New("the prompt opens no function body")
 	}
 	brace = open[len(open)-1]
-	start := strings.LastIndexAny(code[:brace], ";{}") + 1
+	start = strings.LastIndexAny(code[:brace], ";{}") + 1
 	if keyword != "" {
 		// A head that may hold braces (Go's interface{}) starts at its keyword.
 		ms := regexp.MustCompile(`\b`+keyword+`\b`).FindAllStringIndex(code[:brace], -1)
 		if len(ms) == 0 {
-			return "", 0, fmt.Errorf("the prompt's entry function has no %q", keyword)
+			return "", 0, 0, fmt.Errorf("the prompt's entry function has no %q", keyword)
 		}
 		start = ms[len(ms)-1][0]
 	}
@@ -63,7 +64,7 @@ func openBody(prompt, lineComment, keyword string) (head string, brace int, err 
 			lines = append(lines, t)
 		}
 	}
-	return strings.Join(lines, " "), brace, nil
+	return strings.Join(lines, " "), start, brace, nil
 }
 
 // blankComments is code with its comments, strings and character literals
@@ -163,7 +164,7 @@ func cppSignature(head string) (*signature, error) {
 // the prompt, the solution and a main that serves the tests' calls. Both
 // begin with the wire.
 func cppSplit(prompt, solution, tests string, args []string) (*splitItem, error) {
-	head, brace, err := openBody(prompt, "//", "")
+	head, _, brace, err := openBody(prompt, "//", "")
 	if err != nil {
 		return nil, err
 	}

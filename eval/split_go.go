@@ -86,7 +86,7 @@ func goSetupFor(setup, code string) string {
 // solution (with the imports they use), plus the wire and a main that
 // serves the tests' calls, in a file of its own.
 func goSplit(x *humanEvalX, prompt, solution, tests string) (*splitItem, error) {
-	head, brace, err := openBody(prompt, "//", "func")
+	head, _, brace, err := openBody(prompt, "//", "func")
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ var javaBoxes = map[string]string{"int": "Integer", "long": "Long", "double": "D
 // the prompt, the solution, a public class Main that serves the tests'
 // calls on one instance of the solution's class, and the wire.
 func javaSplit(prompt, solution, tests string) (*splitItem, error) {
-	head, brace, err := openBody(prompt, "//", "")
+	head, _, brace, err := openBody(prompt, "//", "")
 	if err != nil {
 		return nil, err
 	}

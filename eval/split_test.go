@@ -200,3 +200,20 @@ func TestSignatures(t *testing.T) {
 		t.Error("a Go function of two results: no error")
 	}
 }
+
+// A JavaScript HumanEval-X solution that fails its tests (greatest common
+// divisor, answered a + b) must not pass by disabling console.assert, or
+// by printing the run's marker, read from its standard input, at load or
+// when the tests fail: it runs in a process of its own (harness.js).
+func TestForgedJavaScriptHumanEvalXVerdicts(t *testing.T) {
+	needLandlock(t)
+	p := loadProblems(t, humanEvalXFiles[language.Node], ReadOptions{})[13]
+	const wrong = "  return a + b;\n}\n"
+	forgeries := []forgery{
+		{"console.assert disabled", wrong + "console.assert = () => {};\n"},
+		{"stdin echoed at load", wrong + "require('fs').writeSync(1, '\\n' + require('fs').readFileSync(0, 'latin1'));\nprocess.exit(0);\n"},
+		{"stdin echoed when the tests fail", wrong + "process.on('uncaughtException', () => { require('fs').writeSync(1, '\\n' + require('fs').readFileSync(0, 'latin1')); process.exit(0); });\n"},
+		{"exit 0 at load", wrong + "process.exit(0);\n"},
+	}
+	checkCompiledForgeries(t, p, forgeries, nil, 3)
+}
