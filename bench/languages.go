@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/coderun/coderun/bench/measure"
 	"github.com/coderun/coderun/eval"
 	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
@@ -33,10 +34,15 @@ type LanguagesConfig struct {
 	HumanEvalX  string
 	Items       int
 	Concurrency int
+	// Pool adds a row through a runtime keeping that many sandboxes ready
+	// for compiled languages (toolchain.Options.Pool; 0: no such row).
+	// Each pooled run waits until the pool is full, so that its refilling
+	// runs beside no measured run.
+	Pool int
 }
 
 // DefaultLanguagesConfig is what `coderun bench languages` uses.
-var DefaultLanguagesConfig = LanguagesConfig{Runs: 10, HumanEvalX: "eval/testdata/humaneval-x", Items: 20}
+var DefaultLanguagesConfig = LanguagesConfig{Runs: 10, HumanEvalX: "eval/testdata/humaneval-x", Items: 20, Pool: 1}
 
 // helloWorld is a program printing "hello" in each language.
 var helloWorld = map[language.Language]string{
@@ -64,8 +70,15 @@ type LanguageRow struct {
 	Language language.Language
 	Version  string
 	// Coderun is a hello world's compile and run through coderun (a fresh
-	// sandbox, both steps); Direct the same commands run on the host.
-	Coderun, Direct Latency
+	// sandbox, both steps); Pooled the same through a pool's sandbox
+	// (compiled languages, with LanguagesConfig.Pool); Direct the same
+	// commands run on the host.
+	Coderun, Pooled, Direct Latency
+	// CoderunCPU and DirectCPU are the median CPU time of one run, this
+	// process tree's (measure.TreeCPU: the sandbox's processes and the
+	// host's work for them; the toolchain's processes): a figure the
+	// machine's load does not change as it does wall time.
+	CoderunCPU, DirectCPU time.Duration
 	// Items, ItemsPerSecond and Passed: HumanEval-X canonical solutions
 	// through eval.Run (zero Items: not measured).
 	Items          int
@@ -89,6 +102,11 @@ func Languages(ctx context.Context, cfg LanguagesConfig, progress io.Writer) (*L
 	}
 	defer inner.Close()
 	rt := toolchain.Wrap(inner, toolchain.Options{})
+	var pooled sandbox.Runtime
+	if cfg.Pool > 0 {
+		pooled = toolchain.Wrap(inner, toolchain.Options{Pool: cfg.Pool})
+		defer pooled.Close()
+	}
 	langs := cfg.Languages
 	if len(langs) == 0 {
 		for _, l := range language.All() {
@@ -106,7 +124,7 @@ func Languages(ctx context.Context, cfg LanguagesConfig, progress io.Writer) (*L
 		}
 		fmt.Fprintf(progress, "bench: %s: %d hello-world runs each way\n", l, cfg.Runs)
 		row := LanguageRow{Language: l, Version: st.Version}
-		if row.Coderun, row.Direct, err = helloLatencies(ctx, rt, st.Tool, l, cfg.Runs); err != nil {
+		if row.Coderun, row.Pooled, row.Direct, row.CoderunCPU, row.DirectCPU, err = helloLatencies(ctx, rt, pooled, cfg.Pool, st.Tool, l, cfg.Runs); err != nil {
 			return nil, err
 		}
 		rep.Rows = append(rep.Rows, row)
@@ -122,29 +140,83 @@ func Languages(ctx context.Context, cfg LanguagesConfig, progress io.Writer) (*L
 	return rep, nil
 }
 
-// helloLatencies times, interleaved, the hello world of lang through rt
-// and its compile and run commands called directly on the host.
-func helloLatencies(ctx context.Context, rt sandbox.Runtime, tool string, lang language.Language, runs int) (via, direct Latency, err error) {
+// helloLatencies times, interleaved, the hello world of lang through rt,
+// through pooled (when not nil, for a compiled language) and its compile
+// and run commands called directly on the host.
+func helloLatencies(ctx context.Context, rt, pooled sandbox.Runtime, poolSize int, tool string, lang language.Language, runs int) (via, viaPool, direct Latency, viaCPU, directCPU time.Duration, err error) {
 	spec, _ := language.Lookup(lang)
 	code := helloWorld[lang]
-	var viaT, directT []time.Duration
-	for i := 0; i < runs; i++ {
+	if !spec.Compiled() {
+		pooled = nil // the pool serves compiled languages
+	}
+	var viaT, poolT, directT, viaC, directC []time.Duration
+	hello := func(rt sandbox.Runtime, wantPooled bool) (time.Duration, error) {
 		start := time.Now()
 		res, err := rt.Run(ctx, sandbox.Request{Language: lang, Code: code})
 		if err != nil {
-			return via, direct, err
+			return 0, err
 		}
+		el := time.Since(start)
 		if !res.OK() || res.Stdout != "hello\n" {
-			return via, direct, fmt.Errorf("bench: %s hello world through coderun: %s: %s", lang, res.Summary(), res.Stderr)
+			return 0, fmt.Errorf("bench: %s hello world through coderun: %s: %s", lang, res.Summary(), res.Stderr)
 		}
-		viaT = append(viaT, time.Since(start))
-		d, err := helloDirect(ctx, spec, tool, code)
-		if err != nil {
-			return via, direct, err
+		if res.Pooled != wantPooled {
+			return 0, fmt.Errorf("bench: %s hello world: pooled %v, want %v", lang, res.Pooled, wantPooled)
 		}
-		directT = append(directT, d)
+		return el, nil
 	}
-	return summarize("coderun", viaT, 0), summarize("direct", directT, 0), nil
+	for i := 0; i < runs; i++ {
+		if pooled != nil {
+			if err := poolFull(ctx, pooled, poolSize); err != nil {
+				return via, viaPool, direct, 0, 0, err
+			}
+			d, err := hello(pooled, true)
+			if err != nil {
+				return via, viaPool, direct, 0, 0, err
+			}
+			poolT = append(poolT, d)
+			if err := poolFull(ctx, pooled, poolSize); err != nil {
+				return via, viaPool, direct, 0, 0, err
+			}
+		}
+		m := measure.Start()
+		d, err := hello(rt, false)
+		if err != nil {
+			return via, viaPool, direct, 0, 0, err
+		}
+		tree, _ := m.Stop()
+		viaT, viaC = append(viaT, d), append(viaC, tree.Total())
+		m = measure.Start()
+		if d, err = helloDirect(ctx, spec, tool, code); err != nil {
+			return via, viaPool, direct, 0, 0, err
+		}
+		tree, _ = m.Stop()
+		directT, directC = append(directT, d), append(directC, tree.Total())
+	}
+	if len(poolT) > 0 {
+		viaPool = summarize("coderun, pool", poolT, len(poolT))
+	}
+	return summarize("coderun", viaT, 0), viaPool, summarize("direct", directT, 0), summarize("", viaC, 0).P50, summarize("", directC, 0).P50, nil
+}
+
+// poolFull waits until rt's pool holds size ready sandboxes.
+func poolFull(ctx context.Context, rt sandbox.Runtime, size int) error {
+	p, ok := rt.(interface{ PoolReady() int })
+	if !ok {
+		return fmt.Errorf("bench: %s has no pool", rt.Name())
+	}
+	deadline := time.Now().Add(time.Minute)
+	for p.PoolReady() < size {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: the toolchain pool made no sandbox in a minute")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // helloDirect runs code's compile and run commands on the host, in a
@@ -235,15 +307,30 @@ func humanEvalXRate(ctx context.Context, rt sandbox.Runtime, cfg LanguagesConfig
 
 // Print writes the report as one table.
 func (r *LanguagesReport) Print(w io.Writer) {
-	fmt.Fprintf(w, "\n%s\ncoderun languages benchmark: hello world compiled (where compiled) and run, %d runs each way, interleaved;\n"+
-		"HumanEval-X canonical solutions through eval.Run (%d per language, %d at once)\n\n", r.Host, r.Config.Runs, r.Config.Items, max(r.Config.Concurrency, runtime.NumCPU()))
+	fmt.Fprintf(w, "\n%s\ncoderun languages benchmark: hello world compiled (where compiled) and run, %d runs each way, interleaved\n"+
+		"(coderun: a fresh sandbox each; pool: a sandbox of a toolchain pool of %d, its driver started, refilled before each run;\n"+
+		"CPU: median CPU time of one run, this process tree's, coderun's fresh-sandbox run against the host's commands);\n"+
+		"HumanEval-X canonical solutions through eval.Run (%d per language, %d at once)\n\n", r.Host, r.Config.Runs, r.Config.Pool, r.Config.Items, max(r.Config.Concurrency, runtime.NumCPU()))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "language\tcoderun p50\tdirect p50\toverhead\tcoderun p95\tdirect p95\tHumanEval-X items/s\tpassed\t")
+	fmt.Fprintln(tw, "language\tcoderun p50\tpool p50\tdirect p50\toverhead\tpool overhead\tcoderun p95\tpool p95\tdirect p95\tCPU coderun\tCPU direct\tCPU overhead\tHumanEval-X items/s\tpassed\t")
+	over := func(l Latency, d time.Duration) string {
+		if l.P50 == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%+.0f%%", 100*(float64(l.P50)/float64(d)-1))
+	}
+	p := func(d time.Duration) string {
+		if d == 0 {
+			return ""
+		}
+		return ms(d)
+	}
 	for _, row := range r.Rows {
-		hello := "\t\t\t\t\t"
+		hello := "\t\t\t\t\t\t\t\t\t\t\t"
 		if row.Coderun.P50 > 0 {
-			hello = fmt.Sprintf("%s\t%s\t%+.0f%%\t%s\t%s\t", ms(row.Coderun.P50), ms(row.Direct.P50),
-				100*(float64(row.Coderun.P50)/float64(row.Direct.P50)-1), ms(row.Coderun.P95), ms(row.Direct.P95))
+			hello = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", ms(row.Coderun.P50), p(row.Pooled.P50), ms(row.Direct.P50),
+				over(row.Coderun, row.Direct.P50), over(row.Pooled, row.Direct.P50), ms(row.Coderun.P95), p(row.Pooled.P95), ms(row.Direct.P95),
+				ms(row.CoderunCPU), ms(row.DirectCPU), over(Latency{P50: row.CoderunCPU}, row.DirectCPU))
 		}
 		items := "\t\t"
 		if row.Items > 0 {

@@ -19,7 +19,8 @@ func newBenchLanguagesCmd() *cobra.Command {
 (C, C++, Go, Java, Rust, TypeScript, Ruby, PHP, Perl, Lua, R; those installed):
   - a hello world compiled (where compiled) and run through coderun, a fresh sandbox
     each time, against the same compile and run commands on the host (p50, p95,
-    interleaved);
+    interleaved), and through a toolchain pool's sandbox (--pool; compiled languages:
+    the pool keeps sandboxes ready, their driver started, and is full before each run);
   - HumanEval-X canonical solutions per second through eval.Run (C++, Go, Java,
     JavaScript, Rust), --items of each.`,
 		Args: cobra.NoArgs,
@@ -44,6 +45,7 @@ func newBenchLanguagesCmd() *cobra.Command {
 	f.StringSliceVar(&langs, "lang", nil, "languages to measure (default: every installed one)")
 	f.StringVar(&cfg.HumanEvalX, "humaneval-x", cfg.HumanEvalX, "directory of the HumanEval-X files (empty: skip the items/s rows)")
 	f.IntVar(&cfg.Items, "items", cfg.Items, "HumanEval-X canonical solutions per language (0: all 164)")
+	f.IntVar(&cfg.Pool, "pool", cfg.Pool, "sandboxes the toolchain pool keeps ready for the pool row (0: no pool row)")
 	f.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "HumanEval-X items at once (0: the number of CPUs)")
 	return cmd
 }

@@ -60,7 +60,7 @@ func (r *Runtime) separate(ctx context.Context, irt sandbox.Interactive, b *lang
 		return setupError(r.inner.Name(), fmt.Errorf("create sandbox: %w", err)), nil
 	}
 	defer sb.Close()
-	if err := placeBuild(sb, b.File, req.Code); err != nil {
+	if err := placeBuild(sb, nil, b.File, req.Code); err != nil {
 		return setupError(r.inner.Name(), fmt.Errorf("write source: %w", err)), nil
 	}
 	script := "cd " + quote(sandbox.WorkDir+"/"+BuildDir) + " && exec " + quoteArgs(b.Compile)

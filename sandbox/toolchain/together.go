@@ -67,43 +67,52 @@ func canRunTogether(compLim, runLim sandbox.Limits) bool {
 // stopped by the run step's memory limit, smaller than its own: the caller
 // runs the steps separately.
 func (r *Runtime) together(ctx context.Context, irt sandbox.Interactive, b *language.Build, req sandbox.Request, compLim, runLim sandbox.Limits) (res *sandbox.Result, retry bool, err error) {
-	box := runLim
-	box.WorkspaceBytes = max(runLim.WorkspaceBytes, compLim.WorkspaceBytes)
-	box.Processes = max(runLim.Processes, compLim.Processes)
-	box.OpenFiles = max(runLim.OpenFiles, compLim.OpenFiles)
-	// Backstops: the host stops each step at its own limits first.
-	box.WallTime = compLim.WallTime + runLim.WallTime
-	box.CPUTime = compLim.CPUTime + runLim.CPUTime
-	sb, err := irt.NewSandbox(ctx, sandbox.Spec{Limits: box, Files: req.Files})
-	if err != nil {
-		return setupError(r.inner.Name(), fmt.Errorf("create sandbox: %w", err)), false, nil
-	}
-	defer sb.Close()
-	if err := placeBuild(sb, b.File, req.Code); err != nil {
-		return setupError(r.inner.Name(), fmt.Errorf("write source: %w", err)), false, nil
-	}
+	box := boxLimits(compLim, runLim)
 	nonce, err := newNonce()
 	if err != nil {
 		return nil, false, err
 	}
 	marker := markerPrefix + nonce + ":"
+	job := driver(b, req.Env, marker, compLim, runLim)
+	var w *waiting
+	if r.pool != nil && len(req.Env) == 0 && box == r.pool.box {
+		w = r.pool.take()
+	}
+	if w != nil {
+		// A sandbox of the pool: its files go in as the source does.
+		if err := placeBuild(w.sb, req.Files, b.File, req.Code); err != nil {
+			w.close()
+			return setupError(r.inner.Name(), fmt.Errorf("write files: %w", err)), false, nil
+		}
+	} else {
+		w, err = startWaiting(ctx, irt, box, req.Env, req.Files)
+		if err != nil {
+			return setupError(r.inner.Name(), err), false, nil
+		}
+		if err := placeBuild(w.sb, nil, b.File, req.Code); err != nil {
+			w.close()
+			return setupError(r.inner.Name(), fmt.Errorf("write source: %w", err)), false, nil
+		}
+	}
+	defer w.close()
+	sb, p := w.sb, w.p
 	t := &twoSteps{comp: compLim, run: runLim, switched: make(chan struct{})}
 	t.out = &splitter{marker: []byte(marker), header: true, before: &capped{max: compLim.OutputBytes, over: func() { t.stop(compiling, sandbox.ReasonOutputLimit) }},
 		after: &capped{max: runLim.OutputBytes, over: func() { t.stop(running, sandbox.ReasonOutputLimit) }}, onMarker: t.compiled}
 	t.err = &splitter{marker: []byte(marker), before: &capped{max: compLim.OutputBytes, over: func() { t.stop(compiling, sandbox.ReasonOutputLimit) }},
 		after: &capped{max: runLim.OutputBytes, over: func() { t.stop(running, sandbox.ReasonOutputLimit) }}}
-	p, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: driver(b, req.Env, marker, compLim, runLim), Env: req.Env})
-	if err != nil {
-		return setupError(r.inner.Name(), fmt.Errorf("start: %w", err)), false, nil
-	}
-	// The steps' time counts from the program's start, as a run's does.
-	t.p, t.start = p, time.Now()
+	// The steps' time counts from here, when the driver gets its job; the
+	// runtime's from the program's start.
+	t.p, t.start, t.launched = p, time.Now(), w.launched
 	go func() {
-		w := p.Stdin()
+		in := p.Stdin()
+		// The job, then the program's stdin; the driver reads the job
+		// byte by byte, the rest is the program's.
+		_, _ = in.Write([]byte(strconv.Itoa(len(job)) + "\n" + job))
 		if len(req.Stdin) > 0 {
-			_, _ = w.Write(req.Stdin) // a program may exit without reading it
+			_, _ = in.Write(req.Stdin) // a program may exit without reading it
 		}
-		w.Close()
+		in.Close()
 	}()
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -118,7 +127,7 @@ func (r *Runtime) together(ctx context.Context, irt sandbox.Interactive, b *lang
 	wg.Wait()
 	t.out.flush()
 	t.err.flush()
-	whole.Runtime = r.inner.Name()
+	whole.Runtime, whole.Pooled = r.inner.Name(), w.pooled
 	if res, retry = t.results(ctx, whole, box); retry || res.Reason == sandbox.ReasonCompileError || res.Compile == nil {
 		return res, retry, nil
 	}
@@ -128,10 +137,58 @@ func (r *Runtime) together(ctx context.Context, irt sandbox.Interactive, b *lang
 	return res, false, nil
 }
 
-// driver is the Bash program that runs both steps (see above).
+// boxLimits are the limits of the sandbox that holds both steps as one
+// program: the run step's memory (see above), the larger processes, open
+// files and workspace of the two (the driver sets each step's rlimits),
+// and as backstops, the sum of their wall and CPU times (the host stops
+// each step at its own limits first).
+func boxLimits(compLim, runLim sandbox.Limits) sandbox.Limits {
+	box := runLim
+	box.WorkspaceBytes = max(runLim.WorkspaceBytes, compLim.WorkspaceBytes)
+	box.Processes = max(runLim.Processes, compLim.Processes)
+	box.OpenFiles = max(runLim.OpenFiles, compLim.OpenFiles)
+	box.WallTime = compLim.WallTime + runLim.WallTime
+	box.CPUTime = compLim.CPUTime + runLim.CPUTime
+	return box
+}
+
+// waitDriver is the program a sandbox starts with: it reads its job (the
+// driver below, its length first) from its stdin, byte by byte so that
+// what follows stays the program's, and runs it. The job is ASCII (see
+// quoteASCII), so that characters are bytes whatever the locale.
+const waitDriver = "IFS= read -r n && IFS= read -r -N \"$n\" job || exit 125\neval \"$job\"\n"
+
+// waiting is a sandbox whose driver has started and waits for its job.
+type waiting struct {
+	sb       sandbox.Sandbox
+	p        sandbox.Process
+	launched time.Time
+	pooled   bool
+}
+
+// startWaiting makes a sandbox under box with files and starts its
+// driver, with env.
+func startWaiting(ctx context.Context, irt sandbox.Interactive, box sandbox.Limits, env map[string]string, files []sandbox.File) (*waiting, error) {
+	sb, err := irt.NewSandbox(ctx, sandbox.Spec{Limits: box, Files: files})
+	if err != nil {
+		return nil, fmt.Errorf("create sandbox: %w", err)
+	}
+	p, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: waitDriver, Env: env})
+	if err != nil {
+		sb.Close()
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	return &waiting{sb: sb, p: p, launched: time.Now()}, nil
+}
+
+// close closes the sandbox (killing its program if it still runs).
+func (w *waiting) close() { w.sb.Close() }
+
+// driver is the Bash program that runs both steps (see above); its
+// quoting keeps it ASCII (see waitDriver).
 func driver(b *language.Build, env map[string]string, marker string, compLim, runLim sandbox.Limits) string {
 	var s strings.Builder
-	s.WriteString("cd " + quote(sandbox.WorkDir+"/"+BuildDir) + " || exit 125\n")
+	s.WriteString("cd " + quoteASCII(sandbox.WorkDir+"/"+BuildDir) + " || exit 125\n")
 	s.WriteString("(" + ulimits(compLim))
 	keys := make([]string, 0, len(b.Env))
 	for k := range b.Env {
@@ -141,15 +198,15 @@ func driver(b *language.Build, env map[string]string, marker string, compLim, ru
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		s.WriteString("; export " + k + "=" + quote(b.Env[k]))
+		s.WriteString("; export " + k + "=" + quoteASCII(b.Env[k]))
 	}
-	s.WriteString("; exec " + quoteArgs(b.Compile) + ") </dev/null\n")
+	s.WriteString("; exec " + quoteArgsASCII(b.Compile) + ") </dev/null\n")
 	s.WriteString("s=$?\n")
-	s.WriteString("printf '%s' " + quote(marker) + " >&2\n")
-	s.WriteString("printf '%s%d %s\\n' " + quote(marker) + " \"$s\" \"$EPOCHREALTIME\"\n")
+	s.WriteString("printf '%s' " + quoteASCII(marker) + " >&2\n")
+	s.WriteString("printf '%s%d %s\\n' " + quoteASCII(marker) + " \"$s\" \"$EPOCHREALTIME\"\n")
 	s.WriteString("times\n")
 	s.WriteString("[ \"$s\" = 0 ] || exit \"$s\"\n")
-	s.WriteString("cd " + quote(sandbox.WorkDir) + " && " + ulimits(runLim) + " && exec " + quoteArgs(b.Run) + "\n")
+	s.WriteString("cd " + quoteASCII(sandbox.WorkDir) + " && " + ulimits(runLim) + " && exec " + quoteArgsASCII(b.Run) + "\n")
 	return s.String()
 }
 
@@ -160,39 +217,72 @@ func ulimits(lim sandbox.Limits) string {
 	return fmt.Sprintf("ulimit -n %d -u %d -t %d", lim.OpenFiles, lim.Processes, int64(math.Ceil(lim.CPUTime.Seconds()))+1)
 }
 
-// placeBuild writes the source and the cache directories (HOME, TMPDIR)
-// into the build directory; through one archive where the sandbox takes
-// one (no mkdir to run in the sandbox).
-func placeBuild(sb sandbox.Sandbox, file, code string) error {
-	if a, ok := sb.(sandbox.Archiver); ok {
-		var buf bytes.Buffer
-		tw := tar.NewWriter(&buf)
-		for _, d := range []string{BuildDir, BuildDir + "/cache", BuildDir + "/cache/tmp", BuildDir + "/cache/home"} {
-			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755}); err != nil {
+// placeBuild writes files, the source and the cache directories (HOME,
+// TMPDIR) into the workspace, through one archive where the sandbox takes
+// one (and no mkdir has to run in the sandbox).
+func placeBuild(sb sandbox.Sandbox, files []sandbox.File, file, code string) error {
+	a, ok := sb.(sandbox.Archiver)
+	if !ok {
+		all := append(slices.Clone(files), sandbox.File{Path: BuildDir + "/cache/tmp/.keep"}, sandbox.File{Path: BuildDir + "/cache/home/.keep"},
+			sandbox.File{Path: BuildDir + "/" + file, Content: []byte(code)})
+		for _, f := range all {
+			if err := sb.WriteFile(f.Path, f.Content, f.Mode); err != nil {
 				return err
 			}
 		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: BuildDir + "/" + file, Mode: 0o644, Size: int64(len(code))}); err != nil {
-			return err
-		}
-		if _, err := tw.Write([]byte(code)); err != nil {
-			return err
-		}
-		if err := tw.Close(); err != nil {
-			return err
-		}
-		return a.PutArchive(context.Background(), &buf)
+		return nil
 	}
-	for _, f := range []string{"cache/tmp/.keep", "cache/home/.keep", file} {
-		content := []byte(nil)
-		if f == file {
-			content = []byte(code)
-		}
-		if err := sb.WriteFile(BuildDir+"/"+f, content, 0o644); err != nil {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, d := range []string{BuildDir, BuildDir + "/cache", BuildDir + "/cache/tmp", BuildDir + "/cache/home"} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755}); err != nil {
 			return err
 		}
 	}
-	return nil
+	for _, f := range append(slices.Clone(files), sandbox.File{Path: BuildDir + "/" + file, Content: []byte(code)}) {
+		mode := f.Mode.Perm()
+		if mode == 0 {
+			mode = 0o644
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f.Path, Mode: int64(mode), Size: int64(len(f.Content))}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(f.Content); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return a.PutArchive(context.Background(), &buf)
+}
+
+// quoteASCII quotes s for Bash as $'...', every byte outside printable
+// ASCII escaped: the result is ASCII.
+func quoteASCII(s string) string {
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' || c == '\'':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString("'")
+	return b.String()
+}
+
+func quoteArgsASCII(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = quoteASCII(a)
+	}
+	return strings.Join(q, " ")
 }
 
 func newNonce() (string, error) {
@@ -217,7 +307,8 @@ type twoSteps struct {
 	comp, run sandbox.Limits
 	p         sandbox.Process
 	out, err  *splitter
-	start     time.Time
+	start     time.Time // when the driver got its job
+	launched  time.Time // when the program started
 
 	mu       sync.Mutex
 	step     stepName
@@ -379,7 +470,7 @@ func (t *twoSteps) results(ctx context.Context, whole *sandbox.Result, box sandb
 		Stderr: t.err.after.String(), StderrTruncated: t.err.after.truncated,
 		ExitCode: whole.ExitCode, Signal: whole.Signal, Reason: whole.Reason, Error: whole.Error}
 	res.Usage = whole.Usage
-	res.Usage.Wall = max(0, whole.Usage.Wall-t.ended.Sub(t.start))
+	res.Usage.Wall = max(0, whole.Usage.Wall-t.ended.Sub(t.launched))
 	res.Usage.CPUUser = max(0, whole.Usage.CPUUser-comp.Usage.CPUUser)
 	res.Usage.CPUSystem = max(0, whole.Usage.CPUSystem-comp.Usage.CPUSystem)
 	t.stepStopped(res, running, box)

@@ -61,6 +61,12 @@ type Options struct {
 	// Root is where toolchains are looked for: the sandbox's root file
 	// system as the host sees it ("" means "/").
 	Root string
+	// Pool is how many sandboxes to keep ready for compiled languages,
+	// their driver started (see pool.go): a run with the default limits
+	// and no environment of its own takes one and does not wait for a
+	// sandbox's set-up. Zero: none. It needs a runtime that keeps
+	// sandboxes (sandbox.Interactive).
+	Pool int
 }
 
 // Runtime runs every language: native ones by the runtime it wraps,
@@ -68,6 +74,7 @@ type Options struct {
 type Runtime struct {
 	inner sandbox.Runtime
 	root  string
+	pool  *pool // nil: no pool
 }
 
 // interactiveRuntime is a Runtime whose wrapped runtime keeps sandboxes
@@ -86,6 +93,9 @@ func Wrap(rt sandbox.Runtime, opts Options) sandbox.Runtime {
 	}
 	w := &Runtime{inner: rt, root: root}
 	if irt, ok := rt.(sandbox.Interactive); ok {
+		if opts.Pool > 0 {
+			w.pool = newPool(irt, opts.Pool)
+		}
 		return &interactiveRuntime{Runtime: w, Interactive: irt}
 	}
 	return w
@@ -97,8 +107,21 @@ func (r *Runtime) Unwrap() sandbox.Runtime { return r.inner }
 // Name is the wrapped runtime's name.
 func (r *Runtime) Name() string { return r.inner.Name() }
 
-// Close closes the wrapped runtime.
-func (r *Runtime) Close() error { return r.inner.Close() }
+// Close closes the pool's sandboxes, then the wrapped runtime.
+func (r *Runtime) Close() error {
+	if r.pool != nil {
+		r.pool.close()
+	}
+	return r.inner.Close()
+}
+
+// PoolReady reports how many sandboxes the pool holds ready (Options.Pool).
+func (r *Runtime) PoolReady() int {
+	if r.pool == nil {
+		return 0
+	}
+	return len(r.pool.ready)
+}
 
 // Run runs req: a native language on the wrapped runtime, any other
 // through its toolchain (see the package documentation).

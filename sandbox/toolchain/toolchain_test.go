@@ -18,6 +18,11 @@ import (
 // newRuntime is the linux runtime wrapped, with a state directory of its own.
 func newRuntime(t *testing.T) sandbox.Runtime {
 	t.Helper()
+	return newRuntimeWith(t, toolchain.Options{})
+}
+
+func newRuntimeWith(t *testing.T, opts toolchain.Options) sandbox.Runtime {
+	t.Helper()
 	linuxtest.Require(t)
 	state, err := os.MkdirTemp("/run", "coderun-toolchain-test-")
 	if err != nil {
@@ -27,8 +32,9 @@ func newRuntime(t *testing.T) sandbox.Runtime {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(state) }) // after the runtime is closed
-	rt := linuxtest.Runtime(t, linux.Options{StateDir: state, Logf: t.Logf})
-	return toolchain.Wrap(rt, toolchain.Options{})
+	rt := toolchain.Wrap(linuxtest.Runtime(t, linux.Options{StateDir: state, Logf: t.Logf}), opts)
+	t.Cleanup(func() { rt.Close() }) // the pool's sandboxes, before the runtime's own cleanup
+	return rt
 }
 
 // need skips the test when lang's toolchain is not installed (scripts/setup.sh installs it).
@@ -283,5 +289,44 @@ int main(void) {
 	}
 	if n := strings.TrimSpace(res.Stdout); n == "40" || n == "" {
 		t.Fatalf("forked %s children under a limit of 8 processes", n)
+	}
+}
+
+// TestPoolServesDefaultRuns: with a pool, a run with the default limits
+// and no environment takes a sandbox whose driver has started; its files,
+// stdin, compile arguments (non-ASCII ones too) and results are as
+// without; a run with an environment of its own starts its own sandbox.
+func TestPoolServesDefaultRuns(t *testing.T) {
+	need(t, language.C)
+	rt := newRuntimeWith(t, toolchain.Options{Pool: 1})
+	ready := func() {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for rt.(interface{ PoolReady() int }).PoolReady() < 1 {
+			if time.Now().After(deadline) {
+				t.Fatal("the pool made no sandbox in a minute")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	code := "#include <stdio.h>\n#include <stdlib.h>\nint main(void) { char l[64] = \"\"; FILE *f = fopen(\"in.txt\", \"r\"); fgets(l, sizeof l, f); char s[64]; scanf(\"%63s\", s);" +
+		" printf(\"%s %s %s %s\\n\", l, s, NAME, getenv(\"X\") ? getenv(\"X\") : \"-\"); return 0; }\n"
+	for _, c := range []struct {
+		env    map[string]string
+		pooled bool
+		want   string
+	}{
+		{nil, true, "kept world caf\u00e9 -\n"},
+		{map[string]string{"X": "x"}, false, "kept world caf\u00e9 x\n"},
+	} {
+		ready()
+		res := run(t, rt, sandbox.Request{Language: language.C, Code: code, Stdin: []byte("world\n"), Env: c.env,
+			CompileArgs: []string{"-DNAME=\"caf\u00e9\""}, Files: []sandbox.File{{Path: "in.txt", Content: []byte("kept")}}})
+		if !res.OK() || res.Stdout != c.want || res.Pooled != c.pooled {
+			t.Fatalf("env %v: %s, stdout %q, pooled %v (compile %q)", c.env, res.Summary(), res.Stdout, res.Pooled, res.Compile.Stderr)
+		}
+		if res.Compile == nil || !res.Compile.OK() || res.Compile.Usage.Wall <= 0 || res.Usage.Wall < 0 {
+			t.Errorf("env %v: compile step %+v, run usage %+v", c.env, res.Compile, res.Usage)
+		}
 	}
 }
