@@ -88,6 +88,7 @@ func (h *Handler) runJupyter(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp.Cells = cells
+	budget, fetched := fetchBudget(s.Config().Limits), int64(0)
 	for _, name := range in.FetchFiles {
 		p, err := sandbox.CleanPath(name)
 		if err != nil {
@@ -99,6 +100,10 @@ func (h *Handler) runJupyter(w http.ResponseWriter, r *http.Request) {
 		}
 		if truncated {
 			sandboxError(fmt.Errorf("fetch_files: %s is larger than the server returns of a file (%d bytes)", name, h.opts.MaxFileBytes))
+			return
+		}
+		if fetched += int64(len(data)); fetched > budget {
+			sandboxError(errFetchBudget(budget))
 			return
 		}
 		resp.Files[name] = base64.StdEncoding.EncodeToString(data)

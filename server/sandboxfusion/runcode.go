@@ -182,7 +182,7 @@ func (h *Handler) answer(resp *RunCodeResponse, res *sandbox.Result, in *RunCode
 	if resp.Status == StatusSandboxError {
 		return
 	}
-	if err := fetch(resp.Files, in.FetchFiles, res, inputs); err != nil {
+	if err := fetch(resp.Files, in.FetchFiles, res, inputs, fetchBudget(h.opts.Limits)); err != nil {
 		resp.Status, resp.Message = StatusSandboxError, err.Error()
 	}
 }
@@ -240,7 +240,15 @@ func commandResult(res *sandbox.Result) *CommandRunResult {
 // tell removals: an input the program removed still comes back). A path
 // that is not there is left out, as SandboxFusion leaves it out; one
 // larger than the bound of a fetched file is an error saying so.
-func fetch(files map[string]string, paths []string, res *sandbox.Result, inputs []sandbox.File) error {
+func fetch(files map[string]string, paths []string, res *sandbox.Result, inputs []sandbox.File, budget int64) error {
+	var total int64
+	add := func(name string, content []byte) error {
+		if total += int64(len(content)); total > budget {
+			return errFetchBudget(budget)
+		}
+		files[name] = base64.StdEncoding.EncodeToString(content)
+		return nil
+	}
 	for _, name := range paths {
 		p, err := sandbox.CleanPath(name)
 		if err != nil {
@@ -263,7 +271,9 @@ func fetch(files map[string]string, paths []string, res *sandbox.Result, inputs 
 				if f.ContentTruncated {
 					return fmt.Errorf("fetch_files: %s is %d bytes, more than the server returns of a file (%d)", name, f.Size, len(f.Content))
 				}
-				files[name] = base64.StdEncoding.EncodeToString(f.Content)
+				if err := add(name, f.Content); err != nil {
+					return err
+				}
 			}
 		}
 		if found {
@@ -271,9 +281,27 @@ func fetch(files map[string]string, paths []string, res *sandbox.Result, inputs 
 		}
 		for _, f := range inputs {
 			if f.Path == p {
-				files[name] = base64.StdEncoding.EncodeToString(f.Content)
+				if err := add(name, f.Content); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// fetchBudget is the most that fetch_files hands back together from a
+// workspace of limits': its size, all it could honestly hold. A file named
+// many ways ("a", "./a", "a/", its hard links) would otherwise be copied
+// into the answer once per name, a request body of names making the
+// server build far more than any workspace holds.
+func fetchBudget(limits sandbox.Limits) int64 {
+	if limits.WorkspaceBytes > 0 {
+		return limits.WorkspaceBytes
+	}
+	return sandbox.DefaultLimits.WorkspaceBytes
+}
+
+func errFetchBudget(budget int64) error {
+	return fmt.Errorf("fetch_files: the files asked for come to more than %s together, the workspace's size: name each file once", sandbox.FormatBytes(budget))
 }
