@@ -115,9 +115,23 @@ const (
 	EnvSandboxFusionTenant = "CODERUN_SANDBOXFUSION_TENANT"
 )
 
+// TenantLimits are the limits each tenant is held to.
+func (sc ServerConfig) TenantLimits() server.TenantLimits {
+	return server.TenantLimits{Sessions: sc.TenantSessions, Executions: sc.TenantExecutions,
+		Rate: float64(sc.TenantRate), Burst: sc.TenantBurst}
+}
+
+// DefaultTenantRate is server.tenant_rate's default: requests per second
+// per tenant. It guards the server against a flood of cheap requests (the
+// tenant's executions at once bound the work it asks for); at 100, as it
+// was, it held one tenant's SandboxFusion /run_code (verl's reward sandbox,
+// which waits for its turn rather than fail) to 100 runs a second, below
+// what one server runs.
+const DefaultTenantRate = 1000
+
 func defaultServerConfig() ServerConfig {
 	return ServerConfig{Addr: "127.0.0.1:8080", MaxBody: server.DefaultMaxBody, Grace: server.DefaultGrace,
-		TenantSessions: 20, TenantExecutions: 8, TenantRate: 100,
+		TenantSessions: 20, TenantExecutions: 8, TenantRate: DefaultTenantRate,
 		E2BDebugInterpreter: "127.0.0.1:49999", E2BDebugEnvd: "127.0.0.1:49983", MaxLimits: DefaultMaxLimits}
 }
 
@@ -296,8 +310,7 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 		return nil, err
 	}
 	svc := &Services{Config: c, Runtime: rt, Sessions: mgr, sessionPool: pool, Auth: server.Auth{Keys: keys, InsecureLocal: sc.InsecureLocal},
-		Tenants: server.NewTenants(server.TenantLimits{Sessions: sc.TenantSessions, Executions: sc.TenantExecutions,
-			Rate: float64(sc.TenantRate), Burst: sc.TenantBurst}),
+		Tenants: server.NewTenants(sc.TenantLimits()),
 		Metrics: server.NewMetrics(), Logger: logger, Version: opts.Version}
 	fail := func(err error) (*Served, error) {
 		_ = svc.close()

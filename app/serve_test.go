@@ -172,3 +172,20 @@ func TestServeZygoteOnlyForOneTenant(t *testing.T) {
 		})
 	}
 }
+
+// The default request rate lets one tenant's SandboxFusion client past
+// the /run_code target (150 runs a second): a second's worth of 150
+// requests, at once, are all allowed (at 100 a second, the old default,
+// the 101st waited).
+func TestServeDefaultRateAllowsTheRunCodeTarget(t *testing.T) {
+	c, err := Load(LoadOptions{Getenv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants := server.NewTenants(c.Server.TenantLimits())
+	for i := range 150 {
+		if err := tenants.Allow("rl"); err != nil {
+			t.Fatalf("request %d of a second: %v", i+1, err)
+		}
+	}
+}

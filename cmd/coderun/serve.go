@@ -77,7 +77,7 @@ Every setting (flag, configuration key, default):
                                                  this long before they are cut off
   --tenant-sessions    server.tenant_sessions    20 sessions open at once per tenant (0: no bound)
   --tenant-executions  server.tenant_executions  8 executions running at once per tenant
-  --tenant-rate        server.tenant_rate        100 requests per second per tenant
+  --tenant-rate        server.tenant_rate        1000 requests per second per tenant
   --tenant-burst       server.tenant_burst       requests at once above the rate (default: the rate)
   --sandboxfusion-tenant server.sandboxfusion_tenant  the tenant of SandboxFusion requests
                                                  without a key (verl sends none); empty: refused
@@ -136,7 +136,7 @@ line on standard error, with its request id (X-Request-Id).`,
 	fl.DurationVar(&f.grace, "grace", 0, "how long a shutdown lets running requests finish (default 30s)")
 	fl.IntVar(&f.sessions, "tenant-sessions", 0, "sessions open at once per tenant; 0 with the flag given: no bound (default 20)")
 	fl.IntVar(&f.executions, "tenant-executions", 0, "executions running at once per tenant; 0 with the flag given: no bound (default 8)")
-	fl.IntVar(&f.rate, "tenant-rate", 0, "requests per second per tenant; 0 with the flag given: no bound (default 100)")
+	fl.IntVar(&f.rate, "tenant-rate", 0, "requests per second per tenant; 0 with the flag given: no bound (default 1000)")
 	fl.IntVar(&f.burst, "tenant-burst", 0, "requests at once above the rate (default: the rate)")
 	fl.IntVar(&f.pool, "pool", 0, "pre-started Python sandboxes kept ready for one-shot runs (default 4)")
 	fl.IntVar(&f.sessionPool, "session-pool", 0, "Python sessions kept started, for sessions created with the server's session defaults (default 2)")
