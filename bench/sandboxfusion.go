@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -212,7 +211,7 @@ func runRequest(rt *linux.Runtime, req sandbox.Request) runFunc {
 // decoding, encoding, the log and the metrics) and nothing of HTTP's.
 func inHandler(h http.Handler, body []byte) runFunc {
 	return func(ctx context.Context) (bool, CPU, error) {
-		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/run_code", bytes.NewReader(body))
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/run_code", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -247,11 +246,15 @@ func checkAnswer(status int, body io.Reader) error {
 			Stdout string `json:"stdout"`
 		} `json:"run_result"`
 	}
-	if err := json.NewDecoder(body).Decode(&out); err != nil {
+	data, err := io.ReadAll(body)
+	if err != nil {
 		return fmt.Errorf("HTTP %d: %w", status, err)
 	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return fmt.Errorf("HTTP %d: %w: %.200s", status, err, data)
+	}
 	if out.Status != "Success" || out.RunResult == nil || out.RunResult.Stdout == "" {
-		return errors.New("run_code: " + out.Status + " " + out.Message)
+		return fmt.Errorf("run_code: HTTP %d: %.300s", status, data)
 	}
 	return nil
 }
