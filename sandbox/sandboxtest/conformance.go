@@ -20,7 +20,7 @@ import (
 
 // conformance checks the contract of sandbox.Runtime.
 func (h *harness) conformance(t *testing.T) {
-	runAll(t, []scenario{
+	h.runAll(t, []scenario{
 		{"HelloPython", h.helloPython},
 		{"HelloBash", h.helloBash},
 		{"HelloNode", h.helloNode},

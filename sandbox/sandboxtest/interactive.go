@@ -28,7 +28,7 @@ func (h *harness) interactive(t *testing.T) {
 		t.Skipf("runtime %s does not implement sandbox.Interactive: no long-lived sandboxes to check", h.rt.Name())
 	}
 	l := &longLived{h: h, rt: irt}
-	runAll(t, []scenario{
+	h.runAll(t, []scenario{
 		{"Conversation", l.conversation},
 		{"EndsOnItsOwn", l.endsOnItsOwn},
 		{"OneProgramAtATime", l.oneProgramAtATime},

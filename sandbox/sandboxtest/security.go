@@ -8,7 +8,7 @@ import "testing"
 // the threat it models; the scenario names read as a list of the attacks a
 // runtime withstands.
 func (h *harness) security(t *testing.T) {
-	runAll(t, []scenario{
+	h.runAll(t, []scenario{
 		// Reading what belongs to the host or to other runs (security_read.go).
 		{"ReadHostShadow", h.readHostShadow},
 		{"ReadHostHomes", h.readHostHomes},

@@ -36,6 +36,12 @@ type Suite struct {
 	// and canary files it plants in /root, /home, /etc, /run, /var/tmp and
 	// the host's temporary directory. A runtime adds its state directory.
 	PrivatePaths []string
+	// Known are the scenarios the runtime is known to fail, by group and
+	// name ("Security/SpecialFilesOut"), each with the reason, as the
+	// README's runtimes table states it. Each is skipped with its reason
+	// printed, so that the rest of the suite still holds the runtime to
+	// the contract: a difference is documented, never hidden.
+	Known map[string]string
 }
 
 // Run runs the whole suite against the runtime newRuntime returns.
@@ -81,10 +87,15 @@ type scenario struct {
 	fn   func(t *testing.T)
 }
 
-// runAll runs each scenario as a parallel subtest.
-func runAll(t *testing.T, scenarios []scenario) {
+// runAll runs each scenario as a parallel subtest, but those the suite
+// lists as known failures of the runtime (Suite.Known), which it skips.
+func (h *harness) runAll(t *testing.T, scenarios []scenario) {
+	group := t.Name()[strings.LastIndex(t.Name(), "/")+1:]
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
+			if why, ok := h.suite.Known[group+"/"+sc.name]; ok {
+				t.Skipf("a known difference of runtime %s: %s", h.rt.Name(), why)
+			}
 			t.Parallel()
 			sc.fn(t)
 		})
