@@ -23,6 +23,7 @@ import (
 	// (runtime.name): each registers itself. A new runtime is one more
 	// import here.
 	_ "github.com/coderun/coderun/sandbox/docker"
+	_ "github.com/coderun/coderun/sandbox/gvisor"
 	_ "github.com/coderun/coderun/sandbox/linux"
 )
 

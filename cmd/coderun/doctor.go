@@ -13,6 +13,7 @@ import (
 	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/docker"
+	"github.com/coderun/coderun/sandbox/gvisor"
 	"github.com/coderun/coderun/sandbox/linux"
 	"github.com/coderun/coderun/sandbox/toolchain"
 	"github.com/spf13/cobra"
@@ -197,6 +198,16 @@ func runtimeStatuses(ctx context.Context, cfg *app.Config, linuxErr error) []run
 				host = s.Host
 			}
 			v, err := docker.Version(ctx, host)
+			st.Available, st.Detail = err == nil, v
+			if err != nil {
+				st.Detail = err.Error()
+			}
+		case gvisor.Name:
+			var runsc string
+			if s, ok := cfg.Runtime.Options[name].(*gvisor.Settings); ok {
+				runsc = s.Runsc
+			}
+			v, err := gvisor.Version(ctx, runsc)
 			st.Available, st.Detail = err == nil, v
 			if err != nil {
 				st.Detail = err.Error()

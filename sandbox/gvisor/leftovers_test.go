@@ -1,0 +1,150 @@
+package gvisor_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/gvisor"
+)
+
+// TestKilledRunscLeavesNothing kills runsc while a program runs: the run
+// reports killed, and once the runtime has closed, no mount, cgroup,
+// runsc state or process of it is left.
+func TestKilledRunscLeavesNothing(t *testing.T) {
+	state := t.TempDir()
+	rt := newRuntime(t, gvisor.Options{StateDir: state})
+	marker := "coderun-gvisor-killed-" + strconv.Itoa(os.Getpid())
+	go func() {
+		// runsc's command line names the bundle; the program's own is in
+		// the Sentry, invisible to the host.
+		for i := 0; i < 3000; i++ {
+			if pid := findProcess("runsc", " run ", state); pid > 0 {
+				time.Sleep(500 * time.Millisecond) // let the program start
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := rt.Run(ctx, sandbox.Request{Language: sandbox.Bash, Code: "exec -a " + marker + " sleep 30",
+		Limits: sandbox.Limits{WallTime: 40 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reason != sandbox.ReasonKilled || !strings.Contains(res.Error, "runsc was killed") {
+		t.Errorf("got reason %s (%q), want killed: runsc was killed", res.Reason, res.Error)
+	}
+	if err := rt.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	requireNothingLeft(t, state)
+}
+
+// TestReclaimsDeadRuntimes leaves what a runtime killed with SIGKILL leaves
+// (its state directory with a mounted workspace, its cgroups with a box's
+// group) under a dead process's name: the next runtime removes it all.
+func TestReclaimsDeadRuntimes(t *testing.T) {
+	state := t.TempDir()
+	if _, err := gvisor.FindRunsc(""); err != nil {
+		t.Skipf("no runsc on this host: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	dead := deadPID(t)
+	owner := strconv.Itoa(dead) + "-0badcafe"
+	ws := filepath.Join(state, owner, "boxes", "coderun-0123456789abcdef", "ws")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", ws, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	group := filepath.Join("/sys/fs/cgroup/memory/coderun-gvisor", owner, "coderun-0123456789abcdef")
+	if _, err := os.Stat("/sys/fs/cgroup/memory"); err == nil {
+		if err := os.MkdirAll(group, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := newRuntime(t, gvisor.Options{StateDir: state})
+	if _, err := os.Stat(filepath.Join(state, owner)); !os.IsNotExist(err) {
+		t.Errorf("the dead runtime's state directory is still there (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Dir(group)); !os.IsNotExist(err) {
+		t.Errorf("the dead runtime's cgroup is still there (%v)", err)
+	}
+	if err := rt.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	requireNothingLeft(t, state)
+}
+
+// requireNothingLeft fails the test for a mount under state, a file in it,
+// or a cgroup of a runtime that kept its state there.
+func requireNothingLeft(t *testing.T, state string) {
+	t.Helper()
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, state) {
+			t.Errorf("a mount is left: %s", l)
+		}
+	}
+	entries, _ := os.ReadDir(state)
+	for _, e := range entries {
+		t.Errorf("left in the state directory: %s", e.Name())
+		for _, mnt := range []string{"/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"} {
+			if _, err := os.Stat(filepath.Join(mnt, "coderun-gvisor", e.Name())); err == nil {
+				t.Errorf("a cgroup is left: %s", filepath.Join(mnt, "coderun-gvisor", e.Name()))
+			}
+		}
+	}
+	if pid := findProcess("runsc", "", state); pid > 0 {
+		t.Errorf("a runsc process is left: %d", pid)
+	}
+}
+
+// findProcess returns a process whose command line has each of the given
+// parts, or 0.
+func findProcess(parts ...string) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		line := " " + strings.ReplaceAll(string(cmd), "\x00", " ")
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return pid
+		}
+	}
+	return 0
+}
+
+// deadPID returns the pid of a process that has ended.
+func deadPID(t *testing.T) int {
+	p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return p.Pid
+}
