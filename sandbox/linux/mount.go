@@ -25,6 +25,8 @@ import (
 //	             entries that describe the host masked
 //	/dev         null, zero, full, random, urandom, tty-less; /dev/shm
 //	/work        the workspace (read-write, the working directory)
+//	/home/user   a link to /work: the home and working directory of E2B's
+//	             sandboxes, where code written for them looks for its files
 //	/tmp         scratch space (read-write)
 //
 // /work, /tmp and /dev/shm are directories of one size-capped tmpfs that the
@@ -69,10 +71,13 @@ func buildRoot(cfg *setupConfig) error {
 		return mountErr("root tmpfs", err)
 	}
 	src := cfg.SourceRoot
-	for _, d := range []string{"usr", "etc", "proc", "dev", "work", "tmp"} {
+	for _, d := range []string{"usr", "etc", "proc", "dev", "work", "tmp", "home"} {
 		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
 			return mountErr("mkdir "+d, err)
 		}
+	}
+	if err := os.Symlink("/work", filepath.Join(root, "home", "user")); err != nil {
+		return mountErr("link /home/user to /work", err)
 	}
 	if err := mountSystemTree(filepath.Join(src, "usr"), filepath.Join(root, "usr")); err != nil {
 		return err
