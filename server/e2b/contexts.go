@@ -89,13 +89,15 @@ func (s *Service) newContext(ctx context.Context, b *box, lang, cwd string) (*co
 }
 
 // enterCwd moves the context's interpreter to its working directory (a
-// session starts in the workspace).
+// session starts in the workspace, /work: the directory /home/user links
+// to, so Python's os.getcwd() says /work; bash's pwd says the path it
+// went through).
 func (c *codeContext) enterCwd(ctx context.Context) error {
-	if c.cwd == Workdir {
-		return nil
-	}
 	if c.sess.Language() == sandbox.Bash {
 		return silentCell(ctx, c.sess, "cd "+shellQuote(c.cwd))
+	}
+	if c.cwd == Workdir {
+		return nil
 	}
 	return runHelper(ctx, c.sess, helperCall{op: "chdir", args: map[string]string{"path": c.cwd}}, nil)
 }

@@ -25,6 +25,7 @@ func (s *Service) controlRoutes() http.Handler {
 	mux.HandleFunc("POST /sandboxes/{id}/timeout", s.keyAuth(s.setSandboxTimeout))
 	mux.HandleFunc("POST /v2/sandboxes/{id}/connect", s.keyAuth(s.connectSandbox))
 	mux.HandleFunc("POST /sandboxes/{id}/refreshes", s.keyAuth(s.refreshSandbox))
+	mux.HandleFunc("GET /sandboxes/{id}/metrics", s.keyAuth(s.sandboxMetrics))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("%s %s is not part of the E2B API that coderun serves", r.Method, r.URL.Path))
 	})
@@ -222,6 +223,16 @@ func (s *Service) getSandbox(w http.ResponseWriter, r *http.Request, tenant stri
 		return
 	}
 	writeJSON(w, http.StatusOK, s.describe(b, true, true))
+}
+
+// sandboxMetrics answers getMetrics: not served, said so (a 404 would tell
+// the SDK the sandbox is gone).
+func (s *Service) sandboxMetrics(w http.ResponseWriter, r *http.Request, tenant string) {
+	if _, err := s.lookup(tenant, r.PathValue("id")); err != nil {
+		writeJSONError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	writeJSONError(w, http.StatusNotImplemented, "sandbox metrics are not served by coderun: the programs of its sandboxes (contexts, commands) are each bounded and measured on their own, and no one figure is kept over time")
 }
 
 func (s *Service) killSandbox(w http.ResponseWriter, r *http.Request, tenant string) {

@@ -22,8 +22,9 @@
 // An E2B sandbox is one coderun sandbox (sandbox.Sandbox, made with the
 // session manager's runtime, in the tenant of the API key that created
 // it) whose workspace is the sandbox's one file system: /work inside it,
-// E2B's /home/user accepted as another name for it in every path the SDK
-// sends. Everything of the sandbox runs in it side by side
+// and /home/user, E2B's home and working directory, a link to it there.
+// Paths are reported under /home/user, and both names are accepted in
+// every path the SDK sends. Everything of the sandbox runs in it side by side
 // (sandbox.SideBySide), each program in a box of its own over that
 // workspace: its contexts, each a coderun session (Python or bash; the
 // default Python context is the sandbox's own and ends it when it ends),

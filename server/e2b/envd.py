@@ -9,7 +9,7 @@
 import sys
 
 # Modules come from the system only, never from the workspace.
-sys.path = [p for p in sys.path if p not in ("", ".", "/work") and not p.startswith("/work/")]
+sys.path = [p for p in sys.path if p not in ("", ".") and not p.startswith(("/work", "/home/user"))]
 
 import json as _json
 import os as _os

@@ -6,13 +6,13 @@ import (
 	"strings"
 )
 
-// Workdir is where the sandbox's workspace is seen from inside it, and so
-// the directory E2B paths are reported in.
-const Workdir = "/work"
+// Workdir is E2B's default user's home, the directory E2B code names its
+// files in and the one E2B paths are reported in: in coderun's sandboxes a
+// link to the workspace (/work, also accepted).
+const Workdir = "/home/user"
 
-// e2bHome is E2B's default user's home, the directory E2B code names its
-// files in; it is taken as another name for the workspace.
-const e2bHome = "/home/user"
+// workspaceDir is where the workspace is mounted in the sandbox.
+const workspaceDir = "/work"
 
 // workspacePath maps a path as E2B code gives it (absolute under
 // /home/user or /work, or relative to the user's home) to a path relative
@@ -29,14 +29,14 @@ func workspacePath(p string) (string, error) {
 	if strings.HasPrefix(p, "/") {
 		clean = path.Clean(p)
 		switch {
-		case clean == e2bHome || clean == Workdir:
+		case clean == Workdir || clean == workspaceDir:
 			return "", nil
-		case strings.HasPrefix(clean, e2bHome+"/"):
-			clean = strings.TrimPrefix(clean, e2bHome+"/")
 		case strings.HasPrefix(clean, Workdir+"/"):
 			clean = strings.TrimPrefix(clean, Workdir+"/")
+		case strings.HasPrefix(clean, workspaceDir+"/"):
+			clean = strings.TrimPrefix(clean, workspaceDir+"/")
 		default:
-			return "", fmt.Errorf("path %q is outside the sandbox's workspace (%s, also named %s)", p, Workdir, e2bHome)
+			return "", fmt.Errorf("path %q is outside the sandbox's workspace (%s, also named %s)", p, Workdir, workspaceDir)
 		}
 	} else {
 		for _, part := range strings.Split(p, "/") {

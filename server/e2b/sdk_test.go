@@ -155,7 +155,7 @@ func TestSDKControlPlane(t *testing.T) {
 		Size                                          int
 	}
 	field(t, out, "files", &files)
-	if files.Written != "/work/data.csv" || files.Read != "a,b\n1,2\n" || files.FromCode != "'a,b\\n1,2\\n'" || files.Made != "written in a cell" {
+	if files.Written != "/home/user/data.csv" || files.Read != "a,b\n1,2\n" || files.FromCode != "'a,b\\n1,2\\n'" || files.Made != "written in a cell" {
 		t.Errorf("files: write/read/read in code/written by code: %+v", files)
 	}
 	names := map[string]string{}
@@ -165,7 +165,7 @@ func TestSDKControlPlane(t *testing.T) {
 	if names["data.csv"] != "file" || names["sub"] != "dir" || names["made_by_code.txt"] != "file" || len(names) != 3 {
 		t.Errorf("files.list: %+v, want data.csv, made_by_code.txt and the directory sub", files.List)
 	}
-	if strings.Join(files.Deep, ",") != "/work/sub/dir,/work/sub/dir/inner.txt" {
+	if strings.Join(files.Deep, ",") != "/home/user/sub/dir,/home/user/sub/dir/inner.txt" {
 		t.Errorf("files.list depth 2: %v", files.Deep)
 	}
 	if !files.Exists || files.MissingExists || files.Size != 8 || files.Mtime == "" {
@@ -183,7 +183,7 @@ func TestSDKControlPlane(t *testing.T) {
 		Bytes       []int
 	}
 	field(t, out, "multiWrite", &multi)
-	if strings.Join(multi.Paths, ",") != "/work/m/one.txt,/work/m/two.txt" || strings.Join(multi.Both, ",") != "one,two" || len(multi.Bytes) != 3 || multi.Bytes[0] != 't' {
+	if strings.Join(multi.Paths, ",") != "/home/user/m/one.txt,/home/user/m/two.txt" || strings.Join(multi.Both, ",") != "one,two" || len(multi.Bytes) != 3 || multi.Bytes[0] != 't' {
 		t.Errorf("files.write of two files: %+v", multi)
 	}
 

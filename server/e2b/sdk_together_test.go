@@ -13,7 +13,8 @@ import (
 // for a file that a command writes, two commands waiting for each other,
 // commands.list, connect, sendStdin and closeStdin, kill; and one file
 // system for every context (a further Python context, the bash context),
-// the commands and files.*.
+// the commands and files.*; and /home/user, as E2B code uses it, in code,
+// bash, commands and the paths reported.
 func TestSDKCommandsBesideCode(t *testing.T) {
 	node := nodeSDK(t)
 	_, ts := newServer(t, e2b.Options{Keys: testKeys})
@@ -71,6 +72,27 @@ func TestSDKCommandsBesideCode(t *testing.T) {
 	field(t, out, "kill", &kill)
 	if !kill.ListedBefore || !kill.Killed || kill.ListedAfter || kill.Again || kill.Waited != "CommandExitError" {
 		t.Errorf("commands.kill: %+v, want listed, killed (true), its wait a CommandExitError, then gone (a second kill false)", kill)
+	}
+
+	var home struct {
+		Code, Cmd, Sub, InSub, Written string
+		Bash                           []string
+		Entries                        []string
+	}
+	field(t, out, "home", &home)
+	if home.Code != "'/work'" || home.Cmd != "/home/user\nabsolute" || strings.Join(home.Bash, "") != "/home/user\nabsolute" ||
+		home.Sub != "/home/user/sub\n" || home.InSub != "/home/user/sub\n" || home.Written != "/home/user/sub/w.txt" || strings.Join(home.Entries, ",") != "/home/user/sub/w.txt" {
+		t.Errorf("/home/user as E2B code uses it: %+v", home)
+	}
+
+	var not struct {
+		Metrics, Pty string
+		Running      bool
+	}
+	field(t, out, "notServed", &not)
+	if !strings.Contains(not.Metrics, "not served by coderun") || strings.HasPrefix(not.Metrics, "SandboxNotFoundError") ||
+		!strings.Contains(not.Pty, "PTY") || !not.Running {
+		t.Errorf("getMetrics and pty.create must fail saying they are not served (the sandbox still running): %+v", not)
 	}
 
 	var shared struct{ Read, InDefault, InCommand, InContext string }

@@ -116,7 +116,7 @@ func TestStatusCodes(t *testing.T) {
 		// Reaching a sandbox.
 		{"the sandbox with another tenant's key", "GET", "/contexts", with(interp, "X-Access-Token", "", "X-API-Key", "key-bob"), "", 404, "not found"},
 		{"the sandbox with its tenant's key", "GET", "/contexts", with(interp, "X-Access-Token", "", "X-API-Key", "key-alice"), "", 200, `"language":"python"`},
-		{"the sandbox with its traffic token", "GET", "/contexts", with(interp, "X-Access-Token", "", "E2B-Traffic-Access-Token", alice.TrafficAccessToken), "", 200, `"cwd":"/work"`},
+		{"the sandbox with its traffic token", "GET", "/contexts", with(interp, "X-Access-Token", "", "E2B-Traffic-Access-Token", alice.TrafficAccessToken), "", 200, `"cwd":"/home/user"`},
 		{"the sandbox without credentials", "GET", "/contexts", with(interp, "X-Access-Token", ""), "", 401, "API key"},
 		{"the sandbox with a wrong token", "GET", "/contexts", with(interp, "X-Access-Token", "wrong"), "", 502, "not found"},
 		{"the debug sandbox without credentials", "GET", "/contexts", with(interp, "X-Access-Token", "", "E2b-Sandbox-Id", e2b.DebugSandboxID), "", 401, "API key"},
@@ -327,7 +327,7 @@ func TestRawUpload(t *testing.T) {
 	_ = zw.Close()
 	status, body := call(t, ts, "POST", "/files?path=/home/user/dir/raw.txt",
 		map[string]string{"E2b-Sandbox-Port": e2b.EnvdPort, "Content-Type": "application/octet-stream", "Content-Encoding": "gzip"}, zipped.String())
-	if status != 200 || !strings.Contains(body, `"path":"/work/dir/raw.txt"`) {
+	if status != 200 || !strings.Contains(body, `"path":"/home/user/dir/raw.txt"`) {
 		t.Fatalf("raw gzip upload: %d %s", status, body)
 	}
 	if status, got := call(t, ts, "GET", "/files?path=dir/raw.txt", envd, ""); status != 200 || got != content {

@@ -220,6 +220,31 @@ if (scenario === 'main') {
     const inContext = await sbx.runCode('open("from-files.txt").read()', { context: ctx })
     return { read, inDefault: inDefault.text, inCommand: inCommand.stdout, inContext: inContext.text }
   })
+  await step('home', async () => {
+    const code = await sbx.runCode('import os\nopen("/home/user/abs.txt", "w").write("absolute")\nos.path.realpath("/home/user")')
+    const cmd = await sbx.commands.run('pwd; cat /home/user/abs.txt')
+    const bash = await sbx.runCode('pwd; cat abs.txt', { language: 'bash' })
+    const sub = await sbx.commands.run('mkdir -p /home/user/sub && cd sub && pwd')
+    const inSub = await sbx.commands.run('pwd', { cwd: '/home/user/sub' })
+    const written = await sbx.files.write('/home/user/sub/w.txt', 'w')
+    const entries = (await sbx.files.list('/home/user/sub')).map((e) => e.path)
+    return { code: code.text, cmd: cmd.stdout, bash: bash.logs.stdout, sub: sub.stdout, inSub: inSub.stdout, written: written.path, entries }
+  })
+  await step('notServed', async () => {
+    const thrown = async (fn) => {
+      try {
+        await fn()
+        return 'nothing'
+      } catch (e) {
+        return `${e.name}: ${e.message}`
+      }
+    }
+    return {
+      metrics: await thrown(() => sbx.getMetrics()),
+      pty: await thrown(() => sbx.pty.create({ cols: 80, rows: 24, onData: () => {} })),
+      running: await sbx.isRunning(),
+    }
+  })
 } else if (scenario === 'watch') {
   const sbx = await Sandbox.create({ timeoutMs: 600_000 })
   out.sandboxId = sbx.sandboxId
