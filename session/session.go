@@ -179,6 +179,7 @@ type Session struct {
 	lastUsed time.Time
 	idleEnd  *Ending // the interpreter ended between cells: the next cell says so
 	closed   error   // ErrClosed or *EvictedError
+	holds    int     // Hold's, not yet released
 	onClose  func()  // the manager's bookkeeping
 }
 
@@ -910,7 +911,7 @@ func (s *Session) cells() int {
 func (s *Session) lastUse() (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lastUsed, s.running != nil || len(s.turn) > 0
+	return s.lastUsed, s.running != nil || len(s.turn) > 0 || s.holds > 0
 }
 
 // Upload writes a file into the workspace (path relative to /work).
@@ -955,6 +956,25 @@ func (s *Session) touch() {
 	s.mu.Lock()
 	s.lastUsed = time.Now()
 	s.mu.Unlock()
+}
+
+// Hold marks the session in use, as a running cell does, until the
+// function it returns is called (once): a caller whose own work keeps the
+// session in use between cells (an E2B sandbox's commands, which run
+// beside its interpreter) keeps a Manager from evicting it as idle.
+func (s *Session) Hold() (release func()) {
+	s.mu.Lock()
+	s.holds++
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.holds--
+			s.lastUsed = time.Now()
+			s.mu.Unlock()
+		})
+	}
 }
 
 // Close stops the interpreter and removes the sandbox and its files. A

@@ -53,3 +53,32 @@ func TestSessionInGivenSandbox(t *testing.T) {
 		t.Errorf("the other session after one closed: %q", got)
 	}
 }
+
+// TestHoldKeepsASessionFromIdleEviction: a held session is in use, as one
+// running a cell: idle eviction leaves it be until it is released, and
+// takes it once it has been unused past the idle timeout since.
+func TestHoldKeepsASessionFromIdleEviction(t *testing.T) {
+	m := session.NewManager(runtimeFor(t), session.ManagerOptions{MaxSessions: 4, IdleTimeout: 200 * time.Millisecond})
+	defer m.Close()
+	sessions, err := m.Tenant("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sessions.Create(context.Background(), session.Config{Language: sandbox.Bash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := s.Hold()
+	time.Sleep(time.Second) // past the idle timeout, several janitor rounds
+	m.EvictIdle()
+	if err := s.Closed(); err != nil {
+		t.Fatalf("a held session was evicted: %v", err)
+	}
+	release()
+	release() // once is enough
+	for deadline := time.Now().Add(30 * time.Second); s.Closed() == nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a released session unused past the idle timeout was not evicted")
+		}
+	}
+}

@@ -49,8 +49,14 @@ var testKeys = keys{"key-alice": "alice", "key-bob": "bob"}
 // in.
 func newServer(t *testing.T, opts e2b.Options) (*e2b.Service, *httptest.Server) {
 	t.Helper()
+	return newServerWith(t, opts, session.ManagerOptions{MaxSessions: 20, IdleTimeout: 10 * time.Minute})
+}
+
+// newServerWith is newServer with a session manager of mopts.
+func newServerWith(t *testing.T, opts e2b.Options, mopts session.ManagerOptions) (*e2b.Service, *httptest.Server) {
+	t.Helper()
 	rt := runtimeFor(t)
-	m := session.NewManager(rt, session.ManagerOptions{MaxSessions: 20, IdleTimeout: 10 * time.Minute})
+	m := session.NewManager(rt, mopts)
 	t.Cleanup(func() { m.Close() })
 	opts.Manager = m
 	svc, err := e2b.New(opts)

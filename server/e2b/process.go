@@ -358,6 +358,10 @@ func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
 		}
 		cwd = sandboxPath(rel)
 	}
+	// The sandbox is in use from here on (see keepAlive), while the
+	// program starts too.
+	unhold := b.primary.sess.Hold()
+	defer unhold()
 	release, err := s.startExecution(b.tenant)
 	if err != nil {
 		st.end(&rpcError{Code: "resource_exhausted", Message: err.Error()})
@@ -407,6 +411,7 @@ func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
 	pumps.Add(2)
 	go c.pump(proc.Stdout(), "stdout", &pumps)
 	go c.pump(proc.Stderr(), "stderr", &pumps)
+	go b.keepAlive(c.done)
 	go func() {
 		defer release()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)

@@ -335,3 +335,12 @@ func (c *codeContext) close() {
 	_ = c.sess.Close()
 	c.release()
 }
+
+// keepAlive holds the sandbox's default context in use until done is
+// closed: a sandbox whose commands run or whose directory is watched is
+// not idle, and the session manager must not evict it as such.
+func (b *box) keepAlive(done <-chan struct{}) {
+	release := b.primary.sess.Hold()
+	<-done
+	release()
+}

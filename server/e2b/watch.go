@@ -118,6 +118,9 @@ func (s *Service) watchDir(w http.ResponseWriter, r *http.Request) {
 	if secs, err := strconv.Atoi(r.Header.Get("Keepalive-Ping-Interval")); err == nil && secs > 0 {
 		keepalive = time.Duration(secs) * time.Second
 	}
+	watching := make(chan struct{})
+	defer close(watching)
+	go b.keepAlive(watching)
 	lastSent := time.Now()
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
