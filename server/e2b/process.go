@@ -161,6 +161,20 @@ func commandProgram(cfg *processConfig, cwd string) string {
 	return b.String()
 }
 
+// defaultUser is E2B's user, the one every command of a sandbox runs as
+// (in coderun, the sandbox's unprivileged user).
+const defaultUser = "user"
+
+// requestUser is the user a call asks to act as: the SDK's `user` option,
+// sent as HTTP Basic authentication with an empty password; "" for none.
+func requestUser(r *http.Request) string {
+	u, _, ok := r.BasicAuth()
+	if !ok {
+		return ""
+	}
+	return u
+}
+
 // processRoutes serve envd's process.Process service.
 func (s *Service) processRoutes(mux *http.ServeMux) {
 	const svc = "POST /process.Process/"
@@ -347,6 +361,10 @@ func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := validEnvNames(p.Envs); err != nil {
 		st.end(rpcErrorf(codeInvalidArgument, "%v", err))
+		return
+	}
+	if u := requestUser(r); u != "" && u != defaultUser {
+		st.end(rpcErrorf(codeUnimplemented, "commands run as the sandbox's one unprivileged user (E2B's %q); user %q is not served by coderun", defaultUser, u))
 		return
 	}
 	cwd := Workdir

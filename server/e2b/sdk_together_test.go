@@ -86,10 +86,14 @@ func TestSDKCommandsBesideCode(t *testing.T) {
 	}
 
 	var not struct {
-		Metrics, Pty string
-		Running      bool
+		Metrics, Pty, AsRoot string
+		AsUser               int
+		Running              bool
 	}
 	field(t, out, "notServed", &not)
+	if !strings.Contains(not.AsRoot, `user "root" is not served`) || not.AsUser != 0 {
+		t.Errorf("a command as root must fail saying so, one as E2B's user run: %+v", not)
+	}
 	if !strings.Contains(not.Metrics, "not served by coderun") || strings.HasPrefix(not.Metrics, "SandboxNotFoundError") ||
 		!strings.Contains(not.Pty, "PTY") || !not.Running {
 		t.Errorf("getMetrics and pty.create must fail saying they are not served (the sandbox still running): %+v", not)

@@ -242,6 +242,8 @@ if (scenario === 'main') {
     return {
       metrics: await thrown(() => sbx.getMetrics()),
       pty: await thrown(() => sbx.pty.create({ cols: 80, rows: 24, onData: () => {} })),
+      asRoot: await thrown(() => sbx.commands.run('id -u', { user: 'root' })),
+      asUser: (await sbx.commands.run('id -u', { user: 'user' })).exitCode,
       running: await sbx.isRunning(),
     }
   })
