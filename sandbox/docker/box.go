@@ -89,7 +89,7 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 		return err
 	}
 	if err := unix.Mount("tmpfs", b.ws(), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV,
-		"mode=0711,size="+strconv.FormatInt(limits.WorkspaceBytes, 10)); err != nil {
+		"mode=0711,"+tmpfsSize(limits.WorkspaceBytes)); err != nil {
 		return fmt.Errorf("mounting the workspace tmpfs: %w", err)
 	}
 	uid := r.opts.UID
@@ -111,6 +111,9 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 	if err := os.Mkdir(b.code(), 0o755); err != nil { // in the tmpfs: root's
 		return err
 	}
+	if err := writeBootID(b.code()); err != nil {
+		return err
+	}
 	// The container's own processes run as another unprivileged user
 	// than programs (uid-1), so that a program cannot signal them.
 	user := strconv.Itoa(uid-1) + ":" + strconv.Itoa(uid-1)
@@ -130,12 +133,15 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 		NetworkMode:    "none",
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges"},
-		Init:           &yes,
-		IpcMode:        "private",
-		CgroupnsMode:   "private",
-		MaskedPaths:    maskedPaths,
-		Runtime:        r.opts.OCIRuntime,
+		SecurityOpt:    []string{"no-new-privileges", "seccomp=" + r.seccomp},
+		// The kernel's OOM killer takes the program first; Landlock (the
+		// container's init) keeps the program from lowering it.
+		OomScoreAdj:  1000,
+		Init:         &yes,
+		IpcMode:      "private",
+		CgroupnsMode: "private",
+		MaskedPaths:  maskedPaths,
+		Runtime:      r.opts.OCIRuntime,
 		Resources: container.Resources{
 			Memory:     limits.Memory,
 			MemorySwap: limits.Memory,
@@ -153,6 +159,9 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 			{Type: mount.TypeBind, Source: b.code(), Target: codeDir, ReadOnly: true},
 		},
 	}
+	if init := r.bin.init(); init != "" {
+		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: init, Target: initPath, ReadOnly: true})
+	}
 	created, err := r.cli.ContainerCreate(ctx, cfg, host, nil, nil, b.name)
 	if err != nil {
 		return fmt.Errorf("creating the container: %w", err)
@@ -167,6 +176,9 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 	}
 	if info.State == nil || info.State.Pid == 0 {
 		return errors.New("the container is not running")
+	}
+	if err := bindBootID(info.State.Pid); err != nil {
+		return err
 	}
 	cg, err := cgroupOf(info.State.Pid)
 	if err != nil {
@@ -191,12 +203,21 @@ func (r *Runtime) fit(ctx context.Context, b *box, l sandbox.Limits) error {
 	}
 	if l.WorkspaceBytes != b.limits.WorkspaceBytes {
 		if err := unix.Mount("", b.ws(), "", unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV,
-			"size="+strconv.FormatInt(l.WorkspaceBytes, 10)); err != nil {
+			tmpfsSize(l.WorkspaceBytes)); err != nil {
 			return fmt.Errorf("resizing the workspace: %w", err)
 		}
 		b.limits.WorkspaceBytes = l.WorkspaceBytes
 	}
 	return nil
+}
+
+// tmpfsSize is the workspace tmpfs's size option and, in proportion, its
+// inode cap (as the linux runtime's): without one, a flood of empty files
+// is bounded only by the container's memory, and a run that made a million
+// would leave the host a million names to list.
+func tmpfsSize(size int64) string {
+	inodes := max(4096, min(size/1024, 1<<20))
+	return "size=" + strconv.FormatInt(size, 10) + ",nr_inodes=" + strconv.FormatInt(inodes, 10)
 }
 
 // destroy kills every process of b, removes its container and its

@@ -112,6 +112,29 @@ func (c cgroup) oomKills() (int64, error) {
 	return m["oom_kill"], nil
 }
 
+// usage is what a cgroup has used, read at one moment.
+type usage struct {
+	user, system time.Duration
+	peak         int64
+	oomKills     int64
+}
+
+// stats reads the cgroup's usage; what cannot be read (a cgroup already
+// removed) stays zero.
+func (c cgroup) stats() usage {
+	var u usage
+	u.user, u.system, _ = c.cpu()
+	u.peak, _ = c.peakMemory()
+	u.oomKills, _ = c.oomKills()
+	return u
+}
+
+// later combines u with a later reading: each count only grows, so the
+// larger is the truer (a reading that failed is zero).
+func (u usage) later(v usage) usage {
+	return usage{user: max(u.user, v.user), system: max(u.system, v.system), peak: max(u.peak, v.peak), oomKills: max(u.oomKills, v.oomKills)}
+}
+
 // killAll kills every process of the cgroup (the container's init
 // included, which stops the container) and returns once none is left.
 func (c cgroup) killAll() error {

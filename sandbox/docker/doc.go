@@ -17,7 +17,16 @@
 // through the container's cgroup on the host (cgroup v1 or v2), so a result
 // says exactly what happened without asking the daemon.
 //
-// The image (Python 3 with numpy, pandas, matplotlib and IPython) is built
-// locally, without a registry, by Import from a debootstrap root (coderun
-// image build); its tag is configurable.
+// What the container alone would let through is closed as the linux
+// runtime closes it: Docker's seccomp allow-list narrowed (seccomp.go), a
+// Landlock domain laid by a small static program every process starts under
+// (cmd/coderun-docker-init, embedded and bind-mounted read-only: the OOM
+// score the engine sets stays), a boot id of the container's own
+// (identity.go), an inode cap on the workspace. Clocks of the container's
+// own come from the engine's OCI runtime (scripts/docker-runc.sh).
+//
+// The image (Python 3 with numpy, pandas, matplotlib and IPython, and
+// Node) is built locally, without a registry: by ImportHost from the host's
+// own Debian packages (hostroot.go), or by Import from a debootstrap root
+// (coderun image build); its tag is configurable.
 package docker

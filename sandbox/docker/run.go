@@ -85,6 +85,9 @@ func (r *Runtime) exec(ctx context.Context, b *box, lang sandbox.Language, argv 
 		" && ulimit -c 0 && ulimit -t " + strconv.FormatInt(int64(math.Ceil(l.CPUTime.Seconds()))+1, 10) +
 		" && " + open3 + " 4>/dev/null && exec \"$@\""
 	cmd := append([]string{shell, "-c", script, "sh"}, argv...)
+	if r.bin.init() != "" {
+		cmd = append([]string{initPath}, cmd...)
+	}
 	user := strconv.Itoa(r.opts.UID) + ":" + strconv.Itoa(r.opts.UID)
 	ex, err := r.cli.ContainerExecCreate(ctx, b.id, container.ExecOptions{
 		User: user, Cmd: cmd, Env: baseEnv, WorkingDir: sandbox.WorkDir,
@@ -165,6 +168,10 @@ wait:
 		}
 		code, codeErr = r.exitCode(ex.ID)
 	}
+	// What the container used, and whether the kernel killed a process of
+	// it for its memory, is read before the kill too: the engine may remove
+	// the cgroup as soon as the container's init is gone.
+	st := b.cg.stats()
 	// The program, its background processes and the container's init end
 	// here: nothing of the run outlives it.
 	if err := b.cg.killAll(); err != nil {
@@ -177,8 +184,8 @@ wait:
 	}
 	res.Stdout, res.StdoutTruncated = stdout.buf.String(), stdout.truncated
 	res.Stderr, res.StderrTruncated = stderr.buf.String(), stderr.truncated
-	res.Usage.CPUUser, res.Usage.CPUSystem, _ = b.cg.cpu()
-	res.Usage.PeakMemory, _ = b.cg.peakMemory()
+	st = st.later(b.cg.stats())
+	res.Usage.CPUUser, res.Usage.CPUSystem, res.Usage.PeakMemory = st.user, st.system, st.peak
 
 	if reason == "" && (stdout.truncated || stderr.truncated) {
 		// The program ended, after writing past the limit, before the
@@ -199,7 +206,7 @@ wait:
 	if code > 128 && code < 128+65 {
 		res.ExitCode, res.Signal = -1, unix.SignalName(syscall.Signal(code-128))
 	}
-	oom, _ := b.cg.oomKills()
+	oom := st.oomKills
 	switch {
 	case oom > 0 && (res.ExitCode != 0 || res.Signal != ""):
 		res.Reason = sandbox.ReasonMemoryLimit

@@ -62,9 +62,11 @@ type Options struct {
 
 // Runtime runs programs in Docker containers. It is safe for concurrent use.
 type Runtime struct {
-	opts Options
-	cli  *client.Client
-	pool *pool
+	opts    Options
+	cli     *client.Client
+	pool    *pool
+	seccomp string // the containers' seccomp profile (seccomp.go), as JSON
+	bin     binDir // the init program every container runs its programs under
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -91,6 +93,10 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Pool < 0 {
 		return nil, fmt.Errorf("docker runtime: pool size %d is negative", opts.Pool)
 	}
+	profile, err := seccompProfile()
+	if err != nil {
+		return nil, fmt.Errorf("docker runtime: %w", err)
+	}
 	cli, err := newClient(opts.Host)
 	if err != nil {
 		return nil, err
@@ -105,7 +111,12 @@ func New(opts Options) (*Runtime, error) {
 		cli.Close()
 		return nil, fmt.Errorf("docker runtime: image %s: %w (build it with: coderun image build)", opts.Image, err)
 	}
-	r := &Runtime{opts: opts, cli: cli, closed: make(chan struct{})}
+	bin, err := newBinDir(opts.StateDir)
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("docker runtime: %w", err)
+	}
+	r := &Runtime{opts: opts, cli: cli, seccomp: profile, bin: bin, closed: make(chan struct{})}
 	if opts.Pool > 0 {
 		r.pool = newPool(r, opts.Pool)
 	}
@@ -139,7 +150,7 @@ func (r *Runtime) Close() error {
 			err = r.pool.close()
 		}
 		r.bg.Wait()
-		err = errors.Join(err, r.cli.Close())
+		err = errors.Join(err, r.cli.Close(), r.bin.remove())
 	})
 	return err
 }

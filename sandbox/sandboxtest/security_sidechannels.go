@@ -135,21 +135,50 @@ done()
 // host's lock must not be visible to the sandbox. The system tree is /usr
 // and the host's /etc directories the sandbox sees (certificates, fonts,
 // Python's configuration).
+//
+// A runtime whose system tree is not the host's (a container image) may
+// lack the file: the sandbox cannot lock what it cannot open, so a /usr
+// file it lacks is tried again with another, until one it has shows that
+// its lock does not reach the host's file of the same path.
 func (h *harness) locksOnSystemTree(t *testing.T) {
-	t.Run("usr", func(t *testing.T) { h.locksOn(t, randomUsrFile(t)) })
+	t.Run("usr", func(t *testing.T) {
+		for range 5 {
+			if h.locksOn(t, randomUsrFile(t)) {
+				return
+			}
+		}
+		t.Log("none of five host files of /usr/bin is in the sandbox: its /usr is not the host's")
+	})
 	t.Run("etc", func(t *testing.T) { h.locksOn(t, etcSharedFile(t)) })
 }
 
-// locksOn checks a lock on one host file from both sides.
-func (h *harness) locksOn(t *testing.T, path string) {
+// locksOn checks a lock on one host file from both sides, and reports
+// whether the sandbox has a file at that path.
+func (h *harness) locksOn(t *testing.T, path string) bool {
 	host, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer host.Close()
+	// Suites running at once in other test processes (one per runtime)
+	// lock the same host files: each holds this lock while it does, so
+	// that another's lock is never taken for the sandbox's.
+	serial, err := os.OpenFile(filepath.Join(os.TempDir(), "coderun-sandboxtest-locks"), os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer serial.Close()
+	if err := syscall.Flock(int(serial.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
 	code := `
 import fcntl
-fd = os.open(ARGS["path"], os.O_RDONLY)
+try:
+    fd = os.open(ARGS["path"], os.O_RDONLY)
+except FileNotFoundError:
+    print("ABSENT", flush=True)
+    done()
+    sys.exit(0)
 try:
     fcntl.flock(fd, ARGS["op"])
     print("LOCKED", flush=True)
@@ -168,16 +197,20 @@ done()
 	if err := syscall.Flock(int(host.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	h.attack(t, attackPy(map[string]any{"path": path, "op": syscall.LOCK_EX | syscall.LOCK_NB, "host_holds": true, "hold": 0}, code))
+	res := h.attack(t, attackPy(map[string]any{"path": path, "op": syscall.LOCK_EX | syscall.LOCK_NB, "host_holds": true, "hold": 0}, code))
 	if err := syscall.Flock(int(host.Fd()), syscall.LOCK_UN); err != nil {
 		t.Fatal(err)
+	}
+	if hasLine(res.Stdout, "ABSENT") {
+		t.Logf("the sandbox has no %s", path)
+		return false
 	}
 	// The sandbox holds a lock; the host must still get its own.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	blockedHost := make(chan int)
 	go func() { blockedHost <- pollLock(ctx, host) }()
-	res := h.attack(t, attackPy(map[string]any{"path": path, "op": syscall.LOCK_EX, "host_holds": false, "hold": 1.5}, code))
+	res = h.attack(t, attackPy(map[string]any{"path": path, "op": syscall.LOCK_EX, "host_holds": false, "hold": 1.5}, code))
 	cancel()
 	if n := <-blockedHost; n > 0 {
 		t.Errorf("CONTAINMENT FAILURE: the sandbox's lock on %s blocked the host's lock on it %d times", path, n)
@@ -185,6 +218,7 @@ done()
 	if !hasLine(res.Stdout, "LOCKED") {
 		t.Errorf("the program never held its lock:\n%s", describe(res))
 	}
+	return true
 }
 
 // pollLock tries to take and release an exclusive lock on f until ctx is
