@@ -83,7 +83,8 @@ type JobRecords interface {
 	CreateJob(ctx context.Context, nj NewJob) (*Job, error)
 	// GetJob returns the job with the given id.
 	GetJob(ctx context.Context, id string) (*Job, error)
-	// ListJobs returns the tenant's jobs, newest first.
+	// ListJobs returns the tenant's jobs, newest first, without their
+	// Spec (it can be large: GetJob reads it).
 	ListJobs(ctx context.Context) ([]*Job, error)
 	// DeleteJob removes a job that is not running under a live lease,
 	// with its verdicts.

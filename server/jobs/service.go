@@ -406,7 +406,15 @@ func (s *Service) list(ctx context.Context, tenant string) ([]*job, error) {
 		}
 		s.mu.Unlock()
 		if j == nil {
-			if j, err = s.loaded(ctx, st, rec); err != nil {
+			// Listed without what was submitted: read the whole record.
+			full, err := st.GetJob(ctx, rec.ID)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // gone since it was listed
+			}
+			if err != nil {
+				return nil, fmt.Errorf("jobs: %w", err)
+			}
+			if j, err = s.loaded(ctx, st, full); err != nil {
 				return nil, err
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/coderun/coderun/store"
@@ -20,7 +21,9 @@ func scanJob(sc rowScanner) (*store.Job, error) {
 		return nil, err
 	}
 	j.CreatedAt, j.FinishedAt, j.LeaseUntil = parseTime(created), parseTime(finished), parseTime(lease)
-	j.Spec = json.RawMessage(spec)
+	if spec != "" {
+		j.Spec = json.RawMessage(spec)
+	}
 	return &j, nil
 }
 
@@ -66,7 +69,8 @@ func (t *tenant) GetJob(ctx context.Context, id string) (*store.Job, error) {
 }
 
 func (t *tenant) ListJobs(ctx context.Context) ([]*store.Job, error) {
-	rows, err := t.db.QueryContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE tenant = ? ORDER BY created_at DESC, id DESC", t.name)
+	rows, err := t.db.QueryContext(ctx, "SELECT "+strings.Replace(jobColumns, "spec", "''", 1)+
+		" FROM jobs WHERE tenant = ? ORDER BY created_at DESC, id DESC", t.name)
 	if err != nil {
 		return nil, fmt.Errorf("store: jobs: %w", err)
 	}

@@ -108,6 +108,9 @@ func testJobs(t *testing.T, open Opener) {
 	if err != nil || len(list) != 2 || list[0].ID != k.ID || list[1].ID != j.ID {
 		t.Fatalf("jobs: %+v %v", list, err)
 	}
+	if list[1].Spec != nil || list[1].Verdicts != 3 || list[1].Status != store.JobFailed {
+		t.Errorf("a job as listed (counts, no spec): %+v", list[1])
+	}
 	if err := b.DeleteJob(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
