@@ -36,7 +36,7 @@ func (p *pool) fill(ctx context.Context) {
 	defer p.wg.Done()
 	backoff := 10 * time.Millisecond
 	for ctx.Err() == nil {
-		w, err := startWaiting(ctx, p.irt, p.box, nil, nil)
+		w, err := startProgram(ctx, p.irt, p.box, nil, nil, nil, waitDriver)
 		if err != nil {
 			select {
 			case <-ctx.Done():

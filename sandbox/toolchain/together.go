@@ -85,13 +85,10 @@ func (r *Runtime) together(ctx context.Context, irt sandbox.Interactive, b *lang
 			return setupError(r.inner.Name(), fmt.Errorf("write files: %w", err)), false, nil
 		}
 	} else {
-		w, err = startWaiting(ctx, irt, box, req.Env, req.Files)
+		// A sandbox of its own starts with its job as its code.
+		w, err = startProgram(ctx, irt, box, req.Env, req.Files, func(sb sandbox.Sandbox) error { return placeBuild(sb, nil, b.File, req.Code) }, job)
 		if err != nil {
 			return setupError(r.inner.Name(), err), false, nil
-		}
-		if err := placeBuild(w.sb, nil, b.File, req.Code); err != nil {
-			w.close()
-			return setupError(r.inner.Name(), fmt.Errorf("write source: %w", err)), false, nil
 		}
 	}
 	defer w.close()
@@ -106,9 +103,11 @@ func (r *Runtime) together(ctx context.Context, irt sandbox.Interactive, b *lang
 	t.p, t.start, t.launched = p, time.Now(), w.launched
 	go func() {
 		in := p.Stdin()
-		// The job, then the program's stdin; the driver reads the job
-		// byte by byte, the rest is the program's.
-		_, _ = in.Write([]byte(strconv.Itoa(len(job)) + "\n" + job))
+		if w.pooled {
+			// The job first: the driver reads it byte by byte, the rest
+			// is the program's.
+			_, _ = in.Write([]byte(strconv.Itoa(len(job)) + "\n" + job))
+		}
 		if len(req.Stdin) > 0 {
 			_, _ = in.Write(req.Stdin) // a program may exit without reading it
 		}
@@ -152,13 +151,14 @@ func boxLimits(compLim, runLim sandbox.Limits) sandbox.Limits {
 	return box
 }
 
-// waitDriver is the program a sandbox starts with: it reads its job (the
-// driver below, its length first) from its stdin, byte by byte so that
-// what follows stays the program's, and runs it. The job is ASCII (see
+// waitDriver is the program a pool's sandbox starts with: it reads its
+// job (the driver below, its length first) from its stdin, byte by byte
+// so that what follows stays the program's, and runs it. The job is ASCII (see
 // quoteASCII), so that characters are bytes whatever the locale.
 const waitDriver = "IFS= read -r n && IFS= read -r -N \"$n\" job || exit 125\neval \"$job\"\n"
 
-// waiting is a sandbox whose driver has started and waits for its job.
+// waiting is a sandbox whose driver has started: a pool's, waiting for
+// its job, or one started with it.
 type waiting struct {
 	sb       sandbox.Sandbox
 	p        sandbox.Process
@@ -166,14 +166,20 @@ type waiting struct {
 	pooled   bool
 }
 
-// startWaiting makes a sandbox under box with files and starts its
-// driver, with env.
-func startWaiting(ctx context.Context, irt sandbox.Interactive, box sandbox.Limits, env map[string]string, files []sandbox.File) (*waiting, error) {
+// startProgram makes a sandbox under box with files, then what place
+// writes (when not nil), and starts code in it (a Bash program), with env.
+func startProgram(ctx context.Context, irt sandbox.Interactive, box sandbox.Limits, env map[string]string, files []sandbox.File, place func(sandbox.Sandbox) error, code string) (*waiting, error) {
 	sb, err := irt.NewSandbox(ctx, sandbox.Spec{Limits: box, Files: files})
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	p, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: waitDriver, Env: env})
+	if place != nil {
+		if err := place(sb); err != nil {
+			sb.Close()
+			return nil, fmt.Errorf("write source: %w", err)
+		}
+	}
+	p, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: code, Env: env})
 	if err != nil {
 		sb.Close()
 		return nil, fmt.Errorf("start: %w", err)
