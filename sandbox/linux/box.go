@@ -274,6 +274,11 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 // that (launch, setPriority). It is never taken for gone while it lives:
 // only a pid that init no longer lists as its child is.
 func (b *box) placeProgram(ready <-chan struct{}) error {
+	kids, err := openChildren(b.init.pid)
+	if err != nil {
+		return err
+	}
+	defer kids.close()
 	wait := 100 * time.Microsecond
 	for {
 		last := false
@@ -282,7 +287,7 @@ func (b *box) placeProgram(ready <-chan struct{}) error {
 			last = true
 		default:
 		}
-		pid, err := b.programPID()
+		pid, err := kids.first()
 		if err != nil {
 			if last {
 				if errors.Is(err, errProgramGone) {
@@ -305,7 +310,7 @@ func (b *box) placeProgram(ready <-chan struct{}) error {
 	// starts, which inherits this), never init. Raising a score needs no
 	// privilege (lowering init's would need CAP_SYS_RESOURCE); it also
 	// puts sandboxed code first in line when the host runs out.
-	err := writeFile(fmt.Sprintf("/proc/%d/oom_score_adj", b.program), "1000")
+	err = writeFile(fmt.Sprintf("/proc/%d/oom_score_adj", b.program), "1000")
 	if err == nil && b.cg != nil {
 		err = b.cg.attachProgram(b.program)
 	}
@@ -624,17 +629,50 @@ func (b *box) setPriority(nice int) {
 
 // programPID finds the program's host pid: init's one child.
 func (b *box) programPID() (int, error) {
-	init := b.init.pid
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", init, init))
+	c, err := openChildren(b.init.pid)
+	if err != nil {
+		return 0, err
+	}
+	defer c.close()
+	return c.first()
+}
+
+// children is init's list of its children (/proc/<init>/task/<init>/children),
+// open to be read again and again while placeProgram looks for the program
+// (every 2 ms while init sets the sandbox up): a seq_file, it is listed
+// afresh by each read from its start, and the open (a walk of /proc, a
+// file the runtime's poller tries to register) costs several times the read.
+// It stays bound to init's task whatever becomes of init's pid.
+type children struct{ fd int }
+
+func openChildren(init int) (*children, error) {
+	fd, err := openRetrying(fmt.Sprintf("/proc/%d/task/%d/children", init, init), unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("find program: %w", err)
+	}
+	return &children{fd: fd}, nil
+}
+
+// first returns the first child's pid, or errProgramGone when there is none.
+func (c *children) first() (int, error) {
+	var buf [64]byte
+	var n int
+	err := retryEINTR(func() error {
+		var err error
+		n, err = unix.Pread(c.fd, buf[:], 0)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("find program: %w", err)
 	}
-	f := strings.Fields(string(data))
+	f := strings.Fields(string(buf[:n]))
 	if len(f) == 0 {
 		return 0, errProgramGone
 	}
 	return strconv.Atoi(f[0])
 }
+
+func (c *children) close() { unix.Close(c.fd) }
 
 // kill ends every process of the sandbox: init first (the kernel then kills
 // the rest of its PID namespace), then whatever the cgroup still holds.
