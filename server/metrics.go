@@ -86,11 +86,23 @@ func (m *Metrics) SandboxStart(kind string, pooled bool) {
 }
 
 func (m *Metrics) request(surface, route, method string, code int, class string, d time.Duration) {
-	m.requests.WithLabelValues(surface, route, method, itoa(code)).Inc()
+	m.requests.WithLabelValues(surface, route, methodLabel(method), itoa(code)).Inc()
 	m.latency.WithLabelValues(surface, route).Observe(d.Seconds())
 	if class != "" {
 		m.errors.WithLabelValues(class).Inc()
 	}
+}
+
+// methodLabel is a request's method as a label value: one of HTTP's, or
+// "other" (net/http takes any token as a method, and a label value made
+// up by each client would be a series kept for ever).
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 func itoa(n int) string {

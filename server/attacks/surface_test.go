@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -197,5 +198,27 @@ func TestInsecureLocalStaysOnLoopback(t *testing.T) {
 		if err := c.Set("server.e2b_debug_interpreter", addr, app.Flag("x")); err == nil {
 			t.Errorf("a debug listener on %s: accepted", addr)
 		}
+	}
+}
+
+// TestMetricsDoNotGrowWithWhatClientsSend: the Prometheus metrics are
+// labelled by route pattern, method and status. A client with no key at
+// all sends requests with made-up methods (any token is a method to
+// net/http): were each method a label value, every one would add a
+// series the server keeps for ever and /metrics serves on every scrape,
+// a memory leak anyone can drive. Unknown methods count as "other".
+func TestMetricsDoNotGrowWithWhatClientsSend(t *testing.T) {
+	tg := serve(t, mode{})
+	for i := range 200 {
+		m := fmt.Sprintf("ATTACK%03d", i)
+		tg.do(t, req{method: m, url: tg.url + "/v1/sessions"})
+		tg.do(t, req{method: m, url: tg.url + "/no/such/route/" + m})
+	}
+	a := tg.do(t, req{method: "GET", url: tg.url + "/metrics"})
+	if n := strings.Count(string(a.body), "ATTACK"); a.status != http.StatusOK || n > 0 {
+		t.Errorf("/metrics: %d, %d series of made-up methods", a.status, n)
+	}
+	if !strings.Contains(string(a.body), `method="other"`) {
+		t.Errorf("/metrics does not count the made-up methods as other")
 	}
 }
