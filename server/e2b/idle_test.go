@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -23,30 +24,7 @@ func TestRunningCommandIsNotIdle(t *testing.T) {
 	if status, body := call(t, ts, "GET", "/contexts", map[string]string{"E2b-Sandbox-Port": e2b.InterpreterPort}, ""); status != 200 {
 		t.Fatalf("contexts: %d %s", status, body)
 	}
-	req, err := http.NewRequestWithContext(testContext(t), "POST", ts.URL+"/process.Process/Start",
-		strings.NewReader(envelope(`{"process":{"cmd":"/bin/bash","args":["-c","while [ ! -f go.txt ]; do sleep 0.05; done; echo finished"]}}`)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/connect+json")
-	req.Header.Set("E2b-Sandbox-Port", e2b.EnvdPort)
-	resp, err := ts.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	frames := bufio.NewReader(resp.Body)
-	next := func() string {
-		var hdr [5]byte
-		if _, err := io.ReadFull(frames, hdr[:]); err != nil {
-			t.Fatalf("read a frame: %v", err)
-		}
-		msg := make([]byte, binary.BigEndian.Uint32(hdr[1:]))
-		if _, err := io.ReadFull(frames, msg); err != nil {
-			t.Fatalf("read a frame: %v", err)
-		}
-		return string(msg)
-	}
+	next := startCommand(t, ts, "while [ ! -f go.txt ]; do sleep 0.05; done; echo finished")
 	if start := next(); !strings.Contains(start, `"start"`) {
 		t.Fatalf("first frame %s", start)
 	}
@@ -80,4 +58,69 @@ func TestRunningCommandIsNotIdle(t *testing.T) {
 		}
 		return
 	}
+}
+
+// startCommand starts a command in the debug sandbox and returns what
+// reads its stream's frames, one a call.
+func startCommand(t *testing.T, ts *httptest.Server, script string) func() string {
+	t.Helper()
+	msg, _ := json.Marshal(map[string]any{"process": map[string]any{"cmd": "/bin/bash", "args": []string{"-c", script}}})
+	req, err := http.NewRequestWithContext(testContext(t), "POST", ts.URL+"/process.Process/Start", strings.NewReader(envelope(string(msg))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/connect+json")
+	req.Header.Set("E2b-Sandbox-Port", e2b.EnvdPort)
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	frames := bufio.NewReader(resp.Body)
+	return func() string {
+		t.Helper()
+		var hdr [5]byte
+		if _, err := io.ReadFull(frames, hdr[:]); err != nil {
+			t.Fatalf("read a frame: %v", err)
+		}
+		msg := make([]byte, binary.BigEndian.Uint32(hdr[1:]))
+		if _, err := io.ReadFull(frames, msg); err != nil {
+			t.Fatalf("read a frame: %v", err)
+		}
+		return string(msg)
+	}
+}
+
+// TestCommandsPerSandboxBounded: beyond Options.MaxCommands running at
+// once in a sandbox, a command is refused (resource_exhausted), and once
+// one has ended the next starts.
+func TestCommandsPerSandboxBounded(t *testing.T) {
+	_, ts := newServer(t, e2b.Options{InsecureLocal: true, MaxCommands: 2})
+	wait := "while [ ! -f go.txt ]; do sleep 0.05; done"
+	first, second := startCommand(t, ts, wait), startCommand(t, ts, wait)
+	for _, next := range []func() string{first, second} {
+		if f := next(); !strings.Contains(f, `"start"`) {
+			t.Fatalf("a command within the bound: %s", f)
+		}
+	}
+	if f := startCommand(t, ts, "true")(); !strings.Contains(f, `"code":"resource_exhausted"`) || !strings.Contains(f, "2 commands already run") {
+		t.Errorf("a third command: %s, want resource_exhausted", f)
+	}
+	if status, body := call(t, ts, "POST", "/files?path=go.txt", map[string]string{"E2b-Sandbox-Port": e2b.EnvdPort, "Content-Type": "application/octet-stream"}, "go"); status != 200 {
+		t.Fatalf("write go.txt: %d %s", status, body)
+	}
+	for _, next := range []func() string{first, second} {
+		for f := next(); !strings.Contains(f, `"end"`); f = next() {
+		}
+	}
+	// The count is given back as each ends (just after its end event):
+	// the next command starts, at the latest a moment later.
+	var f string
+	for i := 0; i < 100; i++ {
+		if f = startCommand(t, ts, "true")(); strings.Contains(f, `"start"`) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("a command after the others ended: %s", f)
 }

@@ -389,10 +389,16 @@ func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
 	if ms, err := strconv.ParseInt(r.Header.Get("Connect-Timeout-Ms"), 10, 64); err == nil && ms > 0 {
 		timeout = min(time.Duration(ms)*time.Millisecond, defaultCommandTimeout)
 	}
+	if !b.reserveCommand(s.opts.MaxCommands) {
+		release()
+		st.end(&rpcError{Code: "resource_exhausted", Message: fmt.Sprintf("%d commands already run in this sandbox, as many as coderun runs at once in one", s.opts.MaxCommands)})
+		return
+	}
 	env := mergeEnv(mergeEnv(s.opts.Session.Env, b.env), p.Envs)
 	proc, err := b.view.Start(r.Context(), sandbox.Program{Language: sandbox.Bash, Code: commandProgram(p, cwd), Env: env})
 	if err != nil {
 		release()
+		b.unreserveCommand()
 		code := codeInternal
 		switch {
 		case errors.Is(err, errOneAtATime):
@@ -420,6 +426,7 @@ func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
 		proc.Kill()
 		proc.Wait(context.Background())
 		release()
+		b.unreserveCommand()
 		st.end(rpcErrorf(codeUnavailable, "the sandbox has ended"))
 		return
 	}
@@ -432,6 +439,7 @@ func (s *Service) startProcess(w http.ResponseWriter, r *http.Request) {
 	go b.keepAlive(c.done)
 	go func() {
 		defer release()
+		defer b.unreserveCommand()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		res := proc.Wait(ctx)

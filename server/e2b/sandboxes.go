@@ -53,6 +53,7 @@ type box struct {
 	defaults map[string]string   // language → its default context's id
 	cmds     map[uint32]*command // the commands running, by pid
 	nextCmd  int
+	running  int // commands started or starting, not yet ended
 	closed   bool
 }
 
@@ -343,4 +344,22 @@ func (b *box) keepAlive(done <-chan struct{}) {
 	release := b.primary.sess.Hold()
 	<-done
 	release()
+}
+
+// reserveCommand counts one more command running in the sandbox, unless
+// max already do.
+func (b *box) reserveCommand(max int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running >= max {
+		return false
+	}
+	b.running++
+	return true
+}
+
+func (b *box) unreserveCommand() {
+	b.mu.Lock()
+	b.running--
+	b.mu.Unlock()
 }

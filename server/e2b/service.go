@@ -38,7 +38,15 @@ type Options struct {
 	// Tenants, if set, enforces the tenants' limits (requests per second,
 	// sessions and executions at once), as on coderun's own API.
 	Tenants *server.Tenants
+	// MaxCommands bounds the commands running at once in one sandbox,
+	// each a program with the sandbox's limits of its own (default
+	// DefaultMaxCommands); beyond it, starting one answers
+	// resource_exhausted.
+	MaxCommands int
 }
+
+// DefaultMaxCommands is Options.MaxCommands' default.
+const DefaultMaxCommands = 32
 
 // Service serves E2B's control plane, code interpreter and envd. It is
 // safe for concurrent use.
@@ -57,6 +65,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if opts.Keys == nil && !opts.InsecureLocal {
 		return nil, errors.New("e2b: without API keys the service serves only an insecure local server")
+	}
+	if opts.MaxCommands <= 0 {
+		opts.MaxCommands = DefaultMaxCommands
 	}
 	s := &Service{opts: opts, reg: newRegistry()}
 	s.control = s.controlRoutes()
