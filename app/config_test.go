@@ -92,7 +92,7 @@ func TestBadFilesNameKeyAndLine(t *testing.T) {
 		{"negative lease", "store:\n  lease: -5s\n", []string{":2: store.lease: want a positive duration"}},
 		{"bad choice", "agent:\n  approve: maybe\n", []string{":2: agent.approve:", "want ask, all, none, defer"}},
 		{"bad bool", "runtime:\n  linux:\n    zygote: sometimes\n", []string{":3: runtime.linux.zygote:", "want true or false"}},
-		{"unknown runtime", "runtime:\n  name: gvisor\n", []string{":2: runtime.name:", `"gvisor": want docker, linux`}},
+		{"unknown runtime", "runtime:\n  name: firecracker\n", []string{":2: runtime.name:", `"firecracker": want docker, gvisor, linux`}},
 		{"not yaml", "limits: [\n", []string{"config.yaml"}},
 		{"twice", "limits:\n  memory: 1GiB\n  memory: 2GiB\n", []string{"config.yaml"}},
 		{"mapping for a value", "model:\n  spec:\n    x: 1\n", []string{":3: model.spec: want a single value"}},
