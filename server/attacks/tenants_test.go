@@ -215,3 +215,47 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestPooledSandboxesCarryNothingBetweenTenants: with the pools `coderun
+// serve` starts by default (pre-started sandboxes for one-shot runs,
+// started Python sessions), alice leaves marks everywhere a later
+// sandbox could see them — workspace, /tmp, /dev/shm, a process that
+// outlives her run, an environment variable, a module patched in her
+// session — and bob's runs and sessions, served from the same pools
+// right after, find none of them.
+func TestPooledSandboxesCarryNothingBetweenTenants(t *testing.T) {
+	tg := serve(t, mode{set: map[string]string{"runtime.linux.pool": "2", "server.session_pool": "2"}})
+	leave := `import os, subprocess
+for d in ('.', '/tmp', '/dev/shm'):
+    open(os.path.join(d, 'alice-mark'), 'w').write('alice-secret')
+subprocess.Popen(['sleep', '300'], start_new_session=True)
+os.environ['ALICE'] = 'alice-secret'
+import json; json.alice = 'alice-secret'
+print('left')`
+	look := `import os, subprocess, json
+found = [p for p in ('alice-mark', '/tmp/alice-mark', '/dev/shm/alice-mark') if os.path.exists(p)]
+procs = subprocess.run(['ps', '-eo', 'args'], capture_output=True, text=True).stdout
+print('FOUND', found, 'ALICE' in os.environ, hasattr(json, 'alice'), 'sleep 300' in procs)`
+	for range 2 {
+		var res struct {
+			Stdout string `json:"stdout"`
+		}
+		tg.exec(t, aliceKey, map[string]any{"code": leave}).json(t, &res)
+		if !strings.Contains(res.Stdout, "left") {
+			t.Fatalf("alice's run: %+v", res)
+		}
+		id := tg.session(t, aliceKey, nil)
+		tg.cell(t, aliceKey, id, leave)
+		if c := mustJSON(t, tg.cell(t, aliceKey, id, look)); !strings.Contains(c, "True True True") {
+			t.Fatalf("the probe does not see alice's marks in her own session: %s", c)
+		}
+		tg.exec(t, bobKey, map[string]any{"code": look}).json(t, &res)
+		if !strings.Contains(res.Stdout, "FOUND [] False False False") {
+			t.Errorf("bob's run after alice's: %q", res.Stdout)
+		}
+		bob := tg.session(t, bobKey, nil)
+		if c := mustJSON(t, tg.cell(t, bobKey, bob, look)); !strings.Contains(c, "FOUND [] False False False") {
+			t.Errorf("bob's session after alice's: %s", c)
+		}
+	}
+}
