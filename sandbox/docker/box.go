@@ -6,22 +6,24 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"golang.org/x/sys/unix"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/bootstrap"
 )
 
 // Paths inside the container.
 const (
-	codeDir     = "/.coderun"                 // read-only: the payload of the program to run
-	payloadPath = codeDir + "/payload"        // what the bootstrap reads on fd 3
-	labelKey    = "io.github.coderun.sandbox" // marks the containers this runtime made
+	codeDir  = "/.coderun"                 // read-only: the payload of the program to run
+	labelKey = "io.github.coderun.sandbox" // marks the containers this runtime made
 )
 
 // maskedPaths are hidden from the container (Docker's default list and
@@ -37,47 +39,54 @@ var maskedPaths = []string{
 	"/sys/kernel", "/sys/fs", "/sys/bus", "/sys/module",
 }
 
-// idleProcesses are the container's own processes (its init, docker-init,
-// and the idle command it keeps alive), which its pids limit allows on top
-// of the program's.
-const idleProcesses = 2
-
 // box is one container with its host-side workspace: a tmpfs under the
 // runtime's state directory holding work/, tmp/ and shm/, bind-mounted at
-// /work, /tmp and /dev/shm, and code/, bind-mounted read-only at /.coderun.
-// (All four in the tmpfs, the container's mount table names only paths
-// inside it, never the host's.)
+// /work, /tmp and /dev/shm, and code/, bind-mounted read-only at /.coderun
+// (the boot id, and the pipes to the container's init until the program is
+// ready). (All in the tmpfs, the container's mount table names only paths
+// inside it, never the host's.) The container's init starts the program's
+// interpreter, whose bootstrap waits for its code: a box is made ahead of
+// its request (the pool) or at it, and serves one program.
 type box struct {
-	name   string
-	id     string // the container's ID
-	dir    string // host: the box's state directory
-	cg     cgroup
-	limits sandbox.Limits // the container-level limits it now has
+	name    string
+	id      string // the container's ID
+	dir     string // host: the box's state directory
+	cg      cgroup
+	initPid int // the container's init, as the host numbers it
+	lang    sandbox.Language
+	limits  sandbox.Limits // the container-level limits it now has
+	p       *pipes
+	ended   chan struct{} // closed when the program has ended (status set)
+	status  unix.WaitStatus
+	stErr   error // the init's report could not be read
 }
 
 func (b *box) ws() string   { return filepath.Join(b.dir, "ws") }
 func (b *box) work() string { return filepath.Join(b.dir, "ws", "work") }
 func (b *box) code() string { return filepath.Join(b.dir, "ws", "code") }
 
-// newBox creates and starts a container under limits (Memory, Processes,
-// WorkspaceBytes and OpenFiles apply to the container; the rest to each
-// program). On failure nothing is left behind.
-func (r *Runtime) newBox(ctx context.Context, limits sandbox.Limits) (*box, error) {
+// newBox creates and starts a container whose init starts in's interpreter
+// under limits (Memory, Processes, WorkspaceBytes and OpenFiles apply to the
+// container, CPUTime to the interpreter's rlimit), and waits until its
+// bootstrap is ready for the program, or has ended (then the box reports
+// that end). On failure nothing is left behind.
+func (r *Runtime) newBox(ctx context.Context, in sandbox.Interpreter, limits sandbox.Limits) (*box, error) {
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, err
 	}
-	b := &box{name: "coderun-" + hex.EncodeToString(rnd[:]), limits: limits}
+	b := &box{name: "coderun-" + hex.EncodeToString(rnd[:]), limits: limits, lang: in.Language, ended: make(chan struct{})}
 	b.dir = filepath.Join(r.opts.StateDir, b.name)
-	if err := r.startBox(ctx, b); err != nil {
+	if err := r.startBox(ctx, b, in); err != nil {
 		_ = r.destroy(b)
 		return nil, err
 	}
 	return b, nil
 }
 
-// startBox makes b's workspace and starts its container.
-func (r *Runtime) startBox(ctx context.Context, b *box) error {
+// startBox makes b's workspace and pipes, starts its container and waits
+// for its program to be ready.
+func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) error {
 	limits := b.limits
 	if err := os.MkdirAll(r.opts.StateDir, 0o711); err != nil {
 		return fmt.Errorf("state directory: %w", err)
@@ -114,20 +123,32 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 	if err := writeBootID(b.code()); err != nil {
 		return err
 	}
-	// The container's own processes run as another unprivileged user
-	// than programs (uid-1), so that a program cannot signal them.
-	user := strconv.Itoa(uid-1) + ":" + strconv.Itoa(uid-1)
-	pids := int64(limits.Processes + idleProcesses)
-	yes := true
+	var err error
+	if b.p, err = newPipes(b.code(), uid); err != nil {
+		return err
+	}
+	argv, err := bootstrap.Argv(in)
+	if err != nil {
+		return err
+	}
+	// The interpreter's limits: open files (which the engine's ulimit
+	// bounds for the container as a whole), no core files, and its CPU
+	// time a second past the limit (a backstop: the host's own check of
+	// the cgroup's CPU time stops the program at the limit).
+	script := "ulimit -n " + strconv.Itoa(limits.OpenFiles) + " && ulimit -c 0 && ulimit -t " +
+		strconv.FormatInt(int64(math.Ceil(limits.CPUTime.Seconds()))+1, 10) + " && exec \"$@\""
+	cmd := append([]string{initPath, "--supervise", codeDir, "/bin/sh", "-c", script, "sh"}, argv...)
+	user := strconv.Itoa(uid) + ":" + strconv.Itoa(uid)
+	pids := int64(limits.Processes + initTasks)
 	cfg := &container.Config{
 		Image:           r.opts.Image,
 		User:            user,
-		Cmd:             []string{"sleep", "infinity"},
+		Cmd:             cmd,
 		WorkingDir:      sandbox.WorkDir,
 		Env:             baseEnv,
 		Hostname:        "sandbox",
 		NetworkDisabled: true,
-		Labels:          map[string]string{labelKey: "1"},
+		Labels:          r.labels(),
 	}
 	host := &container.HostConfig{
 		NetworkMode:    "none",
@@ -137,7 +158,7 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 		// The kernel's OOM killer takes the program first; Landlock (the
 		// container's init) keeps the program from lowering it.
 		OomScoreAdj:  1000,
-		Init:         &yes,
+		LogConfig:    container.LogConfig{Type: "none"},
 		IpcMode:      "private",
 		CgroupnsMode: "private",
 		MaskedPaths:  maskedPaths,
@@ -184,22 +205,75 @@ func (r *Runtime) startBox(ctx context.Context, b *box) error {
 	if err != nil {
 		return err
 	}
-	b.cg = cg
+	b.cg, b.initPid = cg, info.State.Pid
+	go func() {
+		b.status, b.stErr = readStatus(b.p.status)
+		close(b.ended)
+	}()
+	return r.awaitReady(ctx, b)
+}
+
+// initTasks is what the container's init may hold of its pids limit (its
+// threads: the program's limit is the rest), until awaitReady counts them.
+const initTasks = 8
+
+// awaitReady waits for the bootstrap's "ready" (or the program's end) and
+// then lets go of the pipes, and fits the pids limit to the init's threads.
+func (r *Runtime) awaitReady(ctx context.Context, b *box) error {
+	ready := make(chan error, 1)
+	go func() {
+		var buf [1]byte
+		_, err := b.p.ready.Read(buf[:])
+		ready <- err
+	}()
+	timeout := time.NewTimer(time.Minute)
+	defer timeout.Stop()
+	select {
+	case err := <-ready:
+		if err != nil {
+			return fmt.Errorf("the program did not get ready: %w", err)
+		}
+	case <-b.ended:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timeout.C:
+		return errors.New("the program was not ready after a minute")
+	}
+	b.p.release()
+	b.p.ready.Close()
+	return r.setPids(b, b.limits.Processes)
+}
+
+// setPids bounds the program to n processes and threads: the container's
+// pids limit is n and the init's own threads.
+func (r *Runtime) setPids(b *box, n int) error {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", b.initPid))
+	if err != nil {
+		return fmt.Errorf("counting the init's threads: %w", err)
+	}
+	if err := b.cg.setPids(int64(n + len(tasks))); err != nil {
+		return err
+	}
+	b.limits.Processes = n
 	return nil
 }
 
 // fit gives b the container-level limits of a request: the memory and
 // process limits by an update, the workspace's size by remounting its tmpfs.
 func (r *Runtime) fit(ctx context.Context, b *box, l sandbox.Limits) error {
-	if l.Memory != b.limits.Memory || l.Processes != b.limits.Processes {
-		pids := int64(l.Processes + idleProcesses)
+	if l.Memory != b.limits.Memory {
 		_, err := r.cli.ContainerUpdate(ctx, b.id, container.UpdateConfig{Resources: container.Resources{
-			Memory: l.Memory, MemorySwap: l.Memory, PidsLimit: &pids,
+			Memory: l.Memory, MemorySwap: l.Memory,
 		}})
 		if err != nil {
-			return fmt.Errorf("updating the container's limits: %w", err)
+			return fmt.Errorf("updating the container's memory limit: %w", err)
 		}
-		b.limits.Memory, b.limits.Processes = l.Memory, l.Processes
+		b.limits.Memory = l.Memory
+	}
+	if l.Processes != b.limits.Processes {
+		if err := r.setPids(b, l.Processes); err != nil {
+			return err
+		}
 	}
 	if l.WorkspaceBytes != b.limits.WorkspaceBytes {
 		if err := unix.Mount("", b.ws(), "", unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV,
@@ -238,6 +312,9 @@ func (r *Runtime) destroy(b *box) error {
 		if err != nil && b.id != "" {
 			errs = append(errs, fmt.Errorf("removing container %s: %w", b.name, err))
 		}
+	}
+	if b.p != nil {
+		b.p.close()
 	}
 	if b.dir != "" {
 		if err := unix.Unmount(b.ws(), unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {

@@ -20,6 +20,7 @@ type cgroup struct {
 	unified string // v2: the cgroup's directory
 	memory  string // v1: the memory controller's directory
 	cpuacct string // v1: the cpuacct controller's directory
+	pids    string // v1: the pids controller's directory
 }
 
 // cgroupOf finds the cgroup of the host process pid (a container's init).
@@ -50,11 +51,13 @@ func cgroupOf(pid int) (cgroup, error) {
 				cg.memory = filepath.Join("/sys/fs/cgroup/memory", path)
 			case "cpuacct":
 				cg.cpuacct = filepath.Join("/sys/fs/cgroup", ctrls, path)
+			case "pids":
+				cg.pids = filepath.Join("/sys/fs/cgroup/pids", path)
 			}
 		}
 	}
-	if cg.v2 && cg.unified == "" || !cg.v2 && (cg.memory == "" || cg.cpuacct == "") {
-		return cg, fmt.Errorf("the container's cgroup lacks the memory or CPU controller: %q", data)
+	if cg.v2 && cg.unified == "" || !cg.v2 && (cg.memory == "" || cg.cpuacct == "" || cg.pids == "") {
+		return cg, fmt.Errorf("the container's cgroup lacks the memory, CPU or pids controller: %q", data)
 	}
 	return cg, nil
 }
@@ -110,6 +113,30 @@ func (c cgroup) oomKills() (int64, error) {
 		return 0, err
 	}
 	return m["oom_kill"], nil
+}
+
+// setPids sets the cgroup's limit of processes and threads.
+func (c cgroup) setPids(n int64) error {
+	dir := c.pids
+	if c.v2 {
+		dir = c.unified
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.FormatInt(n, 10)), 0); err != nil {
+		return fmt.Errorf("setting the container's pids limit: %w", err)
+	}
+	return nil
+}
+
+// resetPeak starts the cgroup's peak memory over from its current use, where
+// the kernel can (cgroup v1; v2 from Linux 6.12): the program's peak is then
+// not its interpreter's start, made ahead. A kernel that cannot keeps the
+// peak of the container's whole life.
+func (c cgroup) resetPeak() {
+	if c.v2 {
+		_ = os.WriteFile(filepath.Join(c.unified, "memory.peak"), []byte("0"), 0)
+		return
+	}
+	_ = os.WriteFile(filepath.Join(c.memory, "memory.max_usage_in_bytes"), []byte("0"), 0)
 }
 
 // usage is what a cgroup has used, read at one moment.

@@ -8,10 +8,16 @@
 // runtime mounts on the host, sized to the request's workspace limit and
 // shared by /work, /tmp and /dev/shm (bind-mounted into the container), so
 // that files are written in and read out on the trusted side with
-// sandbox/hostdir, never following a link. The program is started with an
-// exec into a container that is already running (from a warm pool when one
-// is configured), its code handed to sandbox/bootstrap's bootstrap through a
-// read-only file, and the container is killed and removed after the run.
+// sandbox/hostdir, never following a link. The container's init is the
+// runtime's own program (cmd/coderun-docker-init --supervise, pid 1): it
+// starts the language's interpreter, whose sandbox/bootstrap bootstrap
+// waits for its code, and reports the program's exact wait status. The host
+// talks to it through named pipes it opened before the container started
+// (pipes.go): the code, stdin, stdout, stderr, "ready" and the status. So a
+// container can be started ahead, its interpreter waiting, and kept in a warm
+// pool; a run then calls no engine API. The container is killed and
+// removed after the run. Containers carry their owner process; a runtime
+// removes at its start those whose owner is gone (leftovers.go).
 //
 // Usage, OOM kills and the final kill of every process are read and done
 // through the container's cgroup on the host (cgroup v1 or v2), so a result

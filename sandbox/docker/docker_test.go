@@ -2,6 +2,7 @@ package docker_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -59,4 +60,37 @@ func TestSuite(t *testing.T) {
 	s := &sandboxtest.Suite{PrivatePaths: []string{"/run/coderun/docker"}}
 	s.NewRuntime = func(t *testing.T) sandbox.Runtime { return newRuntime(t, 0) }
 	s.Run(t)
+}
+
+// A pooled container's interpreter is started ahead and waits for its
+// program: the process that runs the code is older than the request (it
+// was one the exec at the request started), and the run is marked pooled.
+func TestPoolStartsInterpreterAhead(t *testing.T) {
+	rt := newRuntime(t, 1)
+	deadline := time.Now().Add(time.Minute)
+	for rt.PoolReady() < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if rt.PoolReady() < 1 {
+		t.Fatal("the pool made no container in a minute")
+	}
+	time.Sleep(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: `import os
+start = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+print(float(open("/proc/uptime").read().split()[0]) - start)`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || !res.Pooled {
+		t.Fatalf("want a pooled run that succeeds: %s pooled=%v\n%s", res.Summary(), res.Pooled, res.Stderr)
+	}
+	var age float64
+	if _, err := fmt.Sscan(res.Stdout, &age); err != nil {
+		t.Fatalf("stdout %q: %v", res.Stdout, err)
+	}
+	if age < 0.9 {
+		t.Errorf("the interpreter is %.2f s old at the run: it was started at the request, not ahead in the pool", age)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,25 +29,27 @@ type binDir struct {
 	dir string
 }
 
-// init returns the host path of the init program, "" when none is embedded.
-func (d binDir) init() string {
-	if d.dir == "" {
-		return ""
-	}
-	return filepath.Join(d.dir, "init")
-}
+// init returns the host path of the init program.
+func (d binDir) init() string { return filepath.Join(d.dir, "init") }
 
 // newBinDir mounts the tmpfs under stateDir and writes the init program
 // into it; with no program embedded for this architecture it makes none.
 func newBinDir(stateDir string) (binDir, error) {
 	if len(initProgram) == 0 {
-		return binDir{}, nil
+		return binDir{}, fmt.Errorf("no init program is built for %s: the docker runtime runs on amd64 only", runtime.GOARCH)
 	}
-	var rnd [6]byte
+	// Named after this process (leftovers.go reclaims those of processes
+	// that are gone), and a random part: one process may open several
+	// runtimes.
+	start, err := startTime(os.Getpid())
+	if err != nil {
+		return binDir{}, err
+	}
+	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return binDir{}, err
 	}
-	dir := filepath.Join(stateDir, binDirPrefix+hex.EncodeToString(rnd[:]))
+	dir := filepath.Join(stateDir, binDirPrefix+strconv.Itoa(os.Getpid())+"."+start+"."+hex.EncodeToString(rnd[:]))
 	if err := os.MkdirAll(stateDir, 0o711); err != nil {
 		return binDir{}, fmt.Errorf("state directory: %w", err)
 	}

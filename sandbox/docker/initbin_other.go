@@ -2,6 +2,6 @@
 
 package docker
 
-// initProgram is not built for this architecture: containers run without
-// the init program's Landlock domain.
+// initProgram is not built for this architecture: the runtime refuses to
+// start (its containers' init is this program).
 var initProgram []byte

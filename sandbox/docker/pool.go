@@ -27,15 +27,18 @@ func newPool(rt *Runtime, n int) *pool {
 }
 
 // fill keeps the pool full until ctx ends, backing off after a failure.
+// Its containers wait with Python's interpreter started, under the default
+// limits.
 func (p *pool) fill(ctx context.Context) {
 	defer p.done.Done()
+	python, _ := sandbox.LookupInterpreter(sandbox.Python)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		// A creation is not cancelled half-way (the engine could finish
 		// making a container whose ID the client never learnt): close
 		// waits for it instead.
 		bctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		b, err := p.rt.newBox(bctx, sandbox.DefaultLimits)
+		b, err := p.rt.newBox(bctx, python, sandbox.DefaultLimits)
 		cancel()
 		if err != nil {
 			select {
@@ -44,6 +47,12 @@ func (p *pool) fill(ctx context.Context) {
 			}
 			backoff = min(2*backoff, 10*time.Second)
 			continue
+		}
+		select {
+		case <-b.ended: // the interpreter ended before it was ready
+			p.rt.discard(b)
+			continue
+		default:
 		}
 		backoff = 100 * time.Millisecond
 		select {

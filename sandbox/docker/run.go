@@ -5,16 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
 	"golang.org/x/sys/unix"
 
 	"github.com/coderun/coderun/sandbox"
@@ -25,8 +20,8 @@ import (
 // cpuPoll is how often the container's CPU time is checked against the limit.
 const cpuPoll = 20 * time.Millisecond
 
-// Run validates req and runs it in a container of its own, which is
-// removed afterwards.
+// Run validates req and runs it in a container of its own (a pooled one
+// when one is ready), which is removed afterwards.
 func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
 	in, err := req.Validate(sandbox.DefaultLimits)
 	if err != nil {
@@ -37,7 +32,7 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 		return nil, errors.New("docker runtime: closed")
 	default:
 	}
-	b, pooled, err := r.take(ctx, req.Limits)
+	b, pooled, err := r.take(ctx, in, req.Limits)
 	if err != nil {
 		return setupError(err), nil
 	}
@@ -46,14 +41,7 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 	if err != nil {
 		return setupError(fmt.Errorf("placing the input files: %w", err)), nil
 	}
-	argv, err := bootstrap.Argv(in)
-	if err != nil {
-		return setupError(err), nil
-	}
-	if err := os.WriteFile(filepath.Join(b.code(), "payload"), bootstrap.Payload(req.Env, req.Name, req.Code), 0o644); err != nil {
-		return setupError(fmt.Errorf("handing over the program: %w", err)), nil
-	}
-	res := r.exec(ctx, b, in.Language, argv, req.Stdin, req.Limits)
+	res := r.launch(ctx, b, bootstrap.Payload(req.Env, req.Name, req.Code), req.Stdin, req.Limits)
 	res.Pooled = pooled
 	if res.Reason == sandbox.ReasonSetupError {
 		return res, nil
@@ -65,66 +53,52 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 	return res, nil
 }
 
-// exec runs argv (a bootstrap reading its payload) in b under limits,
-// feeds it stdin, and reports how it ended. Every process in b is dead
-// when it returns.
-func (r *Runtime) exec(ctx context.Context, b *box, lang sandbox.Language, argv []string, stdin []byte, l sandbox.Limits) *sandbox.Result {
-	// The container's limits are its own; a program's CPU time and open
-	// files are lowered for it (ulimit sets soft and hard limits alike). The
-	// CPU rlimit is a backstop a second past the limit: the host's own
-	// check of the cgroup's CPU time stops the program at the limit.
-	//
-	// The payload is a regular file, which the bootstrap reads from fd 3;
-	// bash's bootstrap reads what follows the environment by opening
-	// /dev/fd/3 anew, which for a file starts over: bash gets a pipe.
-	shell, open3 := "/bin/sh", "exec 3<"+payloadPath
-	if lang == sandbox.Bash {
-		shell, open3 = "/bin/bash", "exec 3< <(exec cat "+payloadPath+")"
-	}
-	script := "ulimit -n " + strconv.Itoa(l.OpenFiles) +
-		" && ulimit -c 0 && ulimit -t " + strconv.FormatInt(int64(math.Ceil(l.CPUTime.Seconds()))+1, 10) +
-		" && " + open3 + " 4>/dev/null && exec \"$@\""
-	cmd := append([]string{shell, "-c", script, "sh"}, argv...)
-	if r.bin.init() != "" {
-		cmd = append([]string{initPath}, cmd...)
-	}
-	user := strconv.Itoa(r.opts.UID) + ":" + strconv.Itoa(r.opts.UID)
-	ex, err := r.cli.ContainerExecCreate(ctx, b.id, container.ExecOptions{
-		User: user, Cmd: cmd, Env: baseEnv, WorkingDir: sandbox.WorkDir,
-		AttachStdin: true, AttachStdout: true, AttachStderr: true,
-	})
-	if err != nil {
-		return setupError(fmt.Errorf("creating the exec: %w", err))
-	}
-	start := time.Now()
-	hj, err := r.cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
-	if err != nil {
-		return setupError(fmt.Errorf("starting the program: %w", err))
-	}
-	defer hj.Close()
+// pipeBuffer is Linux's default pipe capacity.
+const pipeBuffer = 64 << 10
 
+// launch hands b's waiting bootstrap its payload and stdin under limits,
+// and reports how the program ended. Every process in b is dead when it
+// returns.
+func (r *Runtime) launch(ctx context.Context, b *box, payload, stdin []byte, l sandbox.Limits) *sandbox.Result {
 	overflow := make(chan struct{})
 	var once sync.Once
 	over := func() { once.Do(func() { close(overflow) }) }
 	stdout := &capped{max: l.OutputBytes, over: over}
 	stderr := &capped{max: l.OutputBytes, over: over}
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		_, _ = stdcopy.StdCopy(stdout, stderr, hj.Reader)
-	}()
-	go func() {
-		if len(stdin) > 0 {
-			_, _ = hj.Conn.Write(stdin)
-		}
-		_ = hj.CloseWrite()
-	}()
-
-	ended, err := r.watch(ctx, ex.ID)
-	if err != nil {
-		_ = b.cg.killAll()
-		return setupError(err)
+	var copies sync.WaitGroup
+	for _, c := range []struct {
+		w *capped
+		f *os.File
+	}{{stdout, b.p.out}, {stderr, b.p.err}} {
+		copies.Add(1)
+		go func() {
+			defer copies.Done()
+			_, _ = io.Copy(c.w, c.f)
+		}()
 	}
+	copied := make(chan struct{})
+	go func() { copies.Wait(); close(copied) }()
+
+	base := b.cg.stats()
+	b.cg.resetPeak()
+	start := time.Now()
+	go func() {
+		// A program may never read its input; that is its business.
+		if len(stdin) > 0 {
+			_, _ = b.p.in.Write(stdin)
+		}
+		b.p.in.Close()
+	}()
+	send := func() {
+		_, _ = b.p.payload.Write(payload)
+		b.p.payload.Close()
+	}
+	if len(payload) <= pipeBuffer {
+		send() // fits in the pipe: no need to wait for the reader
+	} else {
+		go send()
+	}
+
 	res := &sandbox.Result{Runtime: Name}
 	var reason sandbox.Reason
 	tick := time.NewTicker(cpuPoll)
@@ -134,7 +108,7 @@ func (r *Runtime) exec(ctx context.Context, b *box, lang sandbox.Language, argv 
 wait:
 	for {
 		select {
-		case <-ended:
+		case <-b.ended:
 			break wait
 		case <-overflow:
 			reason = sandbox.ReasonOutputLimit
@@ -147,7 +121,7 @@ wait:
 			reason = sandbox.ReasonKilled
 			res.Error = "stopped: the runtime closed"
 		case <-tick.C:
-			if u, s, err := b.cg.cpu(); err == nil && u+s >= l.CPUTime {
+			if u, s, err := b.cg.cpu(); err == nil && u+s-base.user-base.system >= l.CPUTime {
 				reason = sandbox.ReasonCPULimit
 			}
 		}
@@ -156,17 +130,13 @@ wait:
 		}
 	}
 	res.Usage.Wall = time.Since(start)
-	code, codeErr := -1, error(nil)
 	if reason == "" {
 		// The program ended by itself: its output ends with it unless a
-		// background process holds the stream, and the engine has its exit
-		// code. Both are read before the container is killed, whose
-		// stopping the engine then handles.
+		// background process holds the stream.
 		select {
 		case <-copied:
 		case <-time.After(100 * time.Millisecond):
 		}
-		code, codeErr = r.exitCode(ex.ID)
 	}
 	// What the container used, and whether the kernel killed a process of
 	// it for its memory, is read before the kill too: the engine may remove
@@ -182,10 +152,11 @@ wait:
 	case <-time.After(5 * time.Second):
 		res.Error = joinNote(res.Error, "the output stream did not end after the program's")
 	}
+	st = st.later(b.cg.stats())
 	res.Stdout, res.StdoutTruncated = stdout.buf.String(), stdout.truncated
 	res.Stderr, res.StderrTruncated = stderr.buf.String(), stderr.truncated
-	st = st.later(b.cg.stats())
-	res.Usage.CPUUser, res.Usage.CPUSystem, res.Usage.PeakMemory = st.user, st.system, st.peak
+	res.Usage.CPUUser, res.Usage.CPUSystem = st.user-base.user, st.system-base.system
+	res.Usage.PeakMemory = st.peak
 
 	if reason == "" && (stdout.truncated || stderr.truncated) {
 		// The program ended, after writing past the limit, before the
@@ -196,17 +167,19 @@ wait:
 		res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
 		return res
 	}
-	if codeErr != nil {
+	if b.stErr != nil {
 		res.Reason, res.ExitCode = sandbox.ReasonKilled, -1
-		res.Error = joinNote(res.Error, codeErr.Error())
+		res.Error = joinNote(res.Error, b.stErr.Error())
 		return res
 	}
-	res.Reason, res.ExitCode = sandbox.ReasonExited, code
-	// The engine reports a program a signal ended as 128+N, as a shell does.
-	if code > 128 && code < 128+65 {
-		res.ExitCode, res.Signal = -1, unix.SignalName(syscall.Signal(code-128))
+	res.Reason = sandbox.ReasonExited
+	switch ws := b.status; {
+	case ws.Signaled():
+		res.ExitCode, res.Signal = -1, unix.SignalName(ws.Signal())
+	default:
+		res.ExitCode = ws.ExitStatus()
 	}
-	oom := st.oomKills
+	oom := st.oomKills - base.oomKills
 	switch {
 	case oom > 0 && (res.ExitCode != 0 || res.Signal != ""):
 		res.Reason = sandbox.ReasonMemoryLimit
@@ -218,67 +191,6 @@ wait:
 		res.Reason = sandbox.ReasonCPULimit
 	}
 	return res
-}
-
-// watch returns a channel closed when the exec's process has ended, seen
-// on the host through a pidfd.
-func (r *Runtime) watch(ctx context.Context, execID string) (<-chan struct{}, error) {
-	ended := make(chan struct{})
-	var pid int
-	for i := 0; ; i++ {
-		ins, err := r.cli.ContainerExecInspect(ctx, execID)
-		if err != nil {
-			return nil, fmt.Errorf("inspecting the exec: %w", err)
-		}
-		if ins.Pid != 0 && ins.Running {
-			pid = ins.Pid
-			break
-		}
-		if !ins.Running && ins.Pid != 0 || i > 500 {
-			close(ended) // it has ended already
-			return ended, nil
-		}
-		time.Sleep(time.Millisecond)
-	}
-	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		close(ended)
-		return ended, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("watching the program: %w", err)
-	}
-	go func() {
-		defer unix.Close(fd)
-		defer close(ended)
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-				return
-			}
-		}
-	}()
-	return ended, nil
-}
-
-// exitCode waits for the engine to record the exec's exit and returns its code.
-func (r *Runtime) exitCode(execID string) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		ins, err := r.cli.ContainerExecInspect(ctx, execID)
-		if err != nil {
-			return -1, fmt.Errorf("reading the exit code: %w", err)
-		}
-		if !ins.Running {
-			return ins.ExitCode, nil
-		}
-		select {
-		case <-ctx.Done():
-			return -1, errors.New("the engine did not record the program's exit")
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
 }
 
 // capped keeps the first max bytes written to it and calls over once more

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -54,7 +55,7 @@ type Options struct {
 	// Pool is the number of started containers kept ready for one-shot runs.
 	Pool int
 	// UID is the user (and group) programs run as; zero means 10001. The
-	// container's own processes run as UID-1.
+	// container's init runs as UID too, as its pid 1.
 	UID int
 	// CPUs bounds the CPUs a container may use at once; zero means 1.
 	CPUs float64
@@ -67,6 +68,7 @@ type Runtime struct {
 	pool    *pool
 	seccomp string // the containers' seccomp profile (seccomp.go), as JSON
 	bin     binDir // the init program every container runs its programs under
+	owner   string // this process, as its containers' labelOwner names it
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -84,8 +86,8 @@ func New(opts Options) (*Runtime, error) {
 	if opts.UID == 0 {
 		opts.UID = 10001
 	}
-	if opts.UID < 2 {
-		return nil, fmt.Errorf("docker runtime: uid %d: want 2 or more (the container's own processes run as uid-1)", opts.UID)
+	if opts.UID < 1 {
+		return nil, fmt.Errorf("docker runtime: uid %d: want 1 or more (programs never run as root)", opts.UID)
 	}
 	if opts.CPUs == 0 {
 		opts.CPUs = 1
@@ -111,12 +113,20 @@ func New(opts Options) (*Runtime, error) {
 		cli.Close()
 		return nil, fmt.Errorf("docker runtime: image %s: %w (build it with: coderun image build)", opts.Image, err)
 	}
-	bin, err := newBinDir(opts.StateDir)
+	owner, err := processID(os.Getpid())
 	if err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("docker runtime: %w", err)
 	}
-	r := &Runtime{opts: opts, cli: cli, seccomp: profile, bin: bin, closed: make(chan struct{})}
+	r := &Runtime{opts: opts, cli: cli, seccomp: profile, owner: owner, closed: make(chan struct{})}
+	if _, err := r.reclaim(ctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("docker runtime: removing what killed processes left: %w", err)
+	}
+	if r.bin, err = newBinDir(opts.StateDir); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("docker runtime: %w", err)
+	}
 	if opts.Pool > 0 {
 		r.pool = newPool(r, opts.Pool)
 	}
@@ -155,13 +165,13 @@ func (r *Runtime) Close() error {
 	return err
 }
 
-// take returns a started container with limits l: a pooled one when the
-// pool has one ready, else a new one.
-func (r *Runtime) take(ctx context.Context, l sandbox.Limits) (*box, bool, error) {
-	if r.pool != nil {
-		// A pooled container's open-file limit can be lowered for a
-		// program, not raised (the engine sets it as the hard limit).
-		if b := r.pool.get(); b != nil && l.OpenFiles > b.limits.OpenFiles {
+// take returns a container whose in's interpreter waits for its program
+// under limits l: a pooled one when the pool has one ready that fits (the
+// interpreter's open-file and CPU rlimits were set at its start), else a
+// new one.
+func (r *Runtime) take(ctx context.Context, in sandbox.Interpreter, l sandbox.Limits) (*box, bool, error) {
+	if r.pool != nil && in.Language == sandbox.Python {
+		if b := r.pool.get(); b != nil && (l.OpenFiles != b.limits.OpenFiles || l.CPUTime != b.limits.CPUTime) {
 			r.discard(b)
 		} else if b != nil {
 			if err := r.fit(ctx, b, l); err != nil {
@@ -171,7 +181,7 @@ func (r *Runtime) take(ctx context.Context, l sandbox.Limits) (*box, bool, error
 			return b, true, nil
 		}
 	}
-	b, err := r.newBox(ctx, l)
+	b, err := r.newBox(ctx, in, l)
 	return b, false, err
 }
 

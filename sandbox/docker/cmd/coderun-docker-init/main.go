@@ -17,15 +17,35 @@
 // ./sandbox/docker` and embedded in the runtime, read-only into each
 // container. A kernel without Landlock runs the command without the domain
 // (exit status 125 is kept for a domain that could not be laid).
+//
+// With --supervise DIR it is the container's init (pid 1) and the runtime's
+// hands in it. DIR holds named pipes the host opened before the container
+// started: in and payload (the host writes), out, err, ready and status
+// (the host reads). The command runs as the init's child in a process group
+// of its own, under the domain, with in on fd 0, out on 1, err on 2,
+// payload on 3 and ready on 4: a bootstrap waits on fd 3 for its program,
+// so the host starts a container ahead of its request and hands it the
+// program later. in and payload reach the child through anonymous pipes the
+// init copies into (a program that reopens /dev/stdin or /dev/fd/3, as
+// bash's bootstrap does, gets what is left of them, never a named pipe
+// whose writer is gone). When the command ends the init writes its wait
+// status, in decimal and a newline, to status, and stays, reaping what the
+// command left, until the host kills the container: the container's cgroup,
+// with its accounting, lives until the host has read it. The init is pid 1
+// of the container's pid namespace, which its processes cannot signal, and
+// not dumpable, so that they cannot trace it or open its descriptors.
 package main
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -40,9 +60,16 @@ var writableDirs = []string{"/work", "/tmp", "/dev/shm"}
 var writableFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: coderun-docker-init COMMAND [ARG...]")
+	if len(os.Args) < 2 || os.Args[1] == "--supervise" && len(os.Args) < 4 {
+		fmt.Fprintln(os.Stderr, "usage: coderun-docker-init [--supervise DIR] COMMAND [ARG...]")
 		os.Exit(125)
+	}
+	if os.Args[1] == "--supervise" {
+		if err := supervise(os.Args[2], os.Args[3:]); err != nil {
+			fmt.Fprintf(os.Stderr, "coderun-docker-init: %v\n", err)
+			os.Exit(125)
+		}
+		return
 	}
 	if err := restrictWrites(); err != nil {
 		fmt.Fprintf(os.Stderr, "coderun-docker-init: %v\n", err)
@@ -125,4 +152,85 @@ func allow(ruleset int, path string, access uint64) error {
 		return fmt.Errorf("landlock: allow %s: %w", path, errno)
 	}
 	return nil
+}
+
+// supervise runs argv as described in the package comment. It returns only
+// on an error before the command started.
+func supervise(dir string, argv []string) error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl: %w", err)
+	}
+	open := func(name string, flag int) (*os.File, error) {
+		f, err := os.OpenFile(filepath.Join(dir, name), flag, 0)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	status, err := open("status", os.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	var fds [5]*os.File
+	for i, spec := range []struct {
+		name string
+		flag int
+	}{{"in", os.O_RDONLY}, {"out", os.O_WRONLY}, {"err", os.O_WRONLY}, {"payload", os.O_RDONLY}, {"ready", os.O_WRONLY}} {
+		f, err := open(spec.name, spec.flag)
+		if err != nil {
+			return err
+		}
+		if spec.flag == os.O_RDONLY {
+			r, w, err := os.Pipe()
+			if err != nil {
+				return err
+			}
+			go func(fifo *os.File) {
+				_, _ = io.Copy(w, fifo)
+				w.Close()
+				fifo.Close()
+			}(f)
+			f = r
+		}
+		fds[i] = f
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	// The pipes are open (writing to them by path is what the domain
+	// denies): from here on the init and its child hold it.
+	if err := restrictWrites(); err != nil {
+		return err
+	}
+	files := make([]uintptr, len(fds))
+	for i, f := range fds {
+		files[i] = f.Fd()
+	}
+	// From the locked main thread, which holds the Landlock domain.
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env: os.Environ(), Files: files,
+		Sys: &syscall.SysProcAttr{Setpgid: true},
+	})
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", path, err)
+	}
+	for _, f := range fds {
+		f.Close() // the child's now; the copies keep their pipes' write ends
+	}
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil { // no child left: wait for the host's kill
+			time.Sleep(time.Hour)
+			continue
+		}
+		if got == pid {
+			fmt.Fprintf(status, "%d\n", uint32(ws))
+			status.Close()
+		}
+	}
 }
