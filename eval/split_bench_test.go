@@ -17,7 +17,8 @@ import (
 )
 
 // BenchmarkHumanEvalXSplit prices running a HumanEval-X item as two
-// programs: problems 0 and 13 of C++, Java and Go, each canonical solution
+// programs: problems 0 and 13 of C++, Java and Go (and JavaScript, through
+// harness.js), each canonical solution
 // as the one program it was (oneProgram) and as the split item it is now,
 // interleaved item by item at concurrency 1 with the runtime's defaults
 // (no pool, no zygote), and prints the medians of the items' CPU time
@@ -40,7 +41,7 @@ func BenchmarkHumanEvalXSplit(b *testing.B) {
 	host, _ := os.Hostname()
 	fmt.Printf("host %s, %d CPUs, load %s\n", host, runtime.NumCPU(), loadAverage())
 	for range b.N {
-		for _, lang := range []language.Language{language.CPP, language.Java, language.Go} {
+		for _, lang := range []language.Language{language.CPP, language.Java, language.Go, language.Node} {
 			ps := loadProblems(b, humanEvalXFiles[lang], ReadOptions{})
 			cpu, wall := map[string][]float64{}, map[string][]float64{}
 			for r := range rounds {
