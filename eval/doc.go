@@ -224,9 +224,16 @@
 // What differs from one program: arguments are copies (a solution's
 // changes to them do not reach the tests), and a Java string that comes
 // back is interned, so that a test comparing a returned argument with ==
-// still holds. Rust and JavaScript HumanEval-X items are still one
-// program, judged by its exit status: a solution can forge a pass there
-// by leaving early with status 0.
+// still holds.
+//
+// JavaScript HumanEval-X items run through harness.js (see above): the
+// prompt and the solution in U, the tests in T with the prompt's other
+// functions, which T defines itself, so that the tests reach only the
+// entry function in U. Rust HumanEval-X items are still one program,
+// judged by its exit status: a solution can forge a pass there by leaving
+// early with status 0. (Their tests call functions the solution defines
+// besides the entry point, such as encode_cyclic, and their declarations
+// use borrowed types, &str, &dyn Any, Box<dyn Any>, that U would own.)
 //
 // The package knows nothing of terminals or flags; cmd/coderun's eval
 // command is a thin layer over it, and a server can expose Run as it is.

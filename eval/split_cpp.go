@@ -162,9 +162,10 @@ func cppSignature(head string) (*signature, error) {
 // cppSplit is the split item of a C++ HumanEval-X solution: T is the
 // prompt up to its entry function's body, a stub body, and the tests; U is
 // the prompt, the solution and a main that serves the tests' calls. Both
-// begin with the wire.
+// have the wire just before the entry function's head (after the prompt's
+// includes).
 func cppSplit(prompt, solution, tests string, args []string) (*splitItem, error) {
-	head, _, brace, err := openBody(prompt, "//", "")
+	head, start, brace, err := openBody(prompt, "//", "")
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func cppSplit(prompt, solution, tests string, args []string) (*splitItem, error)
 		pre.WriteString("#define CODERUN_WIRE_BOOST 1\n")
 	}
 	pre.WriteString(wireCPP)
-	pre.WriteString("#line 1 \"main.cpp\"\n")
+	fmt.Fprintf(&pre, "#line %d \"main.cpp\"\n", strings.Count(prompt[:start], "\n")+1)
 
 	var stub strings.Builder
 	stub.WriteString("\n")
@@ -185,7 +186,7 @@ func cppSplit(prompt, solution, tests string, args []string) (*splitItem, error)
 		fmt.Fprintf(&stub, "    coderun_wire::put(coderun_wire::wire().out, %s);\n", p.name)
 	}
 	fmt.Fprintf(&stub, "    return coderun_wire::result<%s>();\n}\n", sig.result)
-	t := "#define CODERUN_WIRE_PEER \"the solution's process (during the tests)\"\n" + pre.String() + prompt[:brace+1] + stub.String() + tests
+	t := prompt[:start] + "\n#define CODERUN_WIRE_PEER \"the solution's process (during the tests)\"\n" + pre.String() + prompt[start:brace+1] + stub.String() + tests
 
 	var serve strings.Builder
 	serve.WriteString("\nint main() {\n  coderun_wire::Wire& w = coderun_wire::wire();\n  while (w.in.more()) {\n")
@@ -200,7 +201,7 @@ func cppSplit(prompt, solution, tests string, args []string) (*splitItem, error)
 		"    } catch (const std::exception& e) {\n      w.out.buf = \"E\";\n      coderun_wire::put(w.out, std::string(e.what()));\n" +
 		"    } catch (...) {\n      w.out.buf = \"E\";\n      coderun_wire::put(w.out, std::string(\"an exception that is no std::exception\"));\n    }\n" +
 		"    w.out.buf += '\\n';\n    w.out.flush();\n  }\n}\n")
-	u := "#define CODERUN_WIRE_PEER \"the tests' process\"\n" + pre.String() + prompt + solution + "\n" + serve.String()
+	u := prompt[:start] + "\n#define CODERUN_WIRE_PEER \"the tests' process\"\n" + pre.String() + prompt[start:] + solution + "\n" + serve.String()
 	return &splitItem{
 		tests:    splitProgram{files: []sandbox.File{{Path: "main.cpp", Content: []byte(t)}}, args: args},
 		solution: splitProgram{files: []sandbox.File{{Path: "main.cpp", Content: []byte(u)}}, args: args},

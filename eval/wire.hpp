@@ -14,19 +14,19 @@
 // and values; a pair its two values; a boost::any a tag letter and its value.
 // A call is its arguments and '\n'; an answer 'R', the value and '\n', or 'E',
 // a string (what the solution threw) and '\n'.
+//
+// It is placed after the prompt's includes, and has the overloads of the
+// containers they included only (a declaration uses no other), so that
+// the two programs compile hardly slower than the prompt alone.
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <list>
-#include <map>
-#include <set>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
-#include <vector>
 #include <unistd.h>
 #ifndef CODERUN_WIRE_PEER
 #define CODERUN_WIRE_PEER "the solution's process"
@@ -157,20 +157,29 @@ inline void get(In& in, std::string& s) {
 inline void put(Out& o, const char* s) { put(o, std::string(s)); }
 template <class A, class B> void put(Out& o, const std::pair<A, B>& p);
 template <class A, class B> void get(In& in, std::pair<A, B>& p);
+#ifdef _GLIBCXX_VECTOR
 template <class T> void put(Out& o, const std::vector<T>& v);
 template <class T> void get(In& in, std::vector<T>& v);
+#endif
+#ifdef _GLIBCXX_LIST
 template <class T> void put(Out& o, const std::list<T>& v);
 template <class T> void get(In& in, std::list<T>& v);
+#endif
+#ifdef _GLIBCXX_SET
 template <class T> void put(Out& o, const std::set<T>& v);
 template <class T> void get(In& in, std::set<T>& v);
+#endif
+#ifdef _GLIBCXX_MAP
 template <class K, class V> void put(Out& o, const std::map<K, V>& m);
 template <class K, class V> void get(In& in, std::map<K, V>& m);
+#endif
 #ifdef CODERUN_WIRE_BOOST
 void put(Out& o, const boost::any& a);
 void get(In& in, boost::any& a);
 #endif
 template <class A, class B> void put(Out& o, const std::pair<A, B>& p) { put(o, p.first), put(o, p.second); }
 template <class A, class B> void get(In& in, std::pair<A, B>& p) { get(in, p.first), get(in, p.second); }
+#ifdef _GLIBCXX_VECTOR
 template <class T> void put(Out& o, const std::vector<T>& v) {
   o.uinteger(v.size());
   for (const auto& x : v) put(o, T(x));
@@ -184,6 +193,8 @@ template <class T> void get(In& in, std::vector<T>& v) {
     v.push_back(x);
   }
 }
+#endif
+#ifdef _GLIBCXX_LIST
 template <class T> void put(Out& o, const std::list<T>& v) {
   o.uinteger(v.size());
   for (const auto& x : v) put(o, x);
@@ -197,6 +208,8 @@ template <class T> void get(In& in, std::list<T>& v) {
     v.push_back(x);
   }
 }
+#endif
+#ifdef _GLIBCXX_SET
 template <class T> void put(Out& o, const std::set<T>& v) {
   o.uinteger(v.size());
   for (const auto& x : v) put(o, x);
@@ -210,6 +223,8 @@ template <class T> void get(In& in, std::set<T>& v) {
     v.insert(x);
   }
 }
+#endif
+#ifdef _GLIBCXX_MAP
 template <class K, class V> void put(Out& o, const std::map<K, V>& m) {
   o.uinteger(m.size());
   for (const auto& kv : m) put(o, kv.first), put(o, kv.second);
@@ -224,6 +239,7 @@ template <class K, class V> void get(In& in, std::map<K, V>& m) {
     m[k] = v;
   }
 }
+#endif
 #ifdef CODERUN_WIRE_BOOST
 // A boost::any crosses with the type it holds, one of those HumanEval-X's
 // tests give: nothing, int, long long, double, float, bool, char, string.
