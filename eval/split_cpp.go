@@ -162,8 +162,8 @@ func cppSignature(head string) (*signature, error) {
 // cppSplit is the split item of a C++ HumanEval-X solution: T is the
 // prompt up to its entry function's body, a stub body, and the tests; U is
 // the prompt, the solution and a main that serves the tests' calls. Both
-// have the wire just before the entry function's head (after the prompt's
-// includes).
+// include the wire (coderun_wire.hpp) just before the entry function's
+// head, after the prompt's includes.
 func cppSplit(prompt, solution, tests string, args []string) (*splitItem, error) {
 	head, start, brace, err := openBody(prompt, "//", "")
 	if err != nil {
@@ -173,20 +173,23 @@ func cppSplit(prompt, solution, tests string, args []string) (*splitItem, error)
 	if err != nil {
 		return nil, err
 	}
-	var pre strings.Builder
-	if strings.Contains(prompt, "boost/any") {
-		pre.WriteString("#define CODERUN_WIRE_BOOST 1\n")
+	// The wire, a header of its own, included after the prompt's includes
+	// (so that it knows which containers they declared): the program's
+	// lines keep their numbers but for the three this adds.
+	include := func(peer string) string {
+		boost := ""
+		if strings.Contains(prompt, "boost/any") {
+			boost = "#define CODERUN_WIRE_BOOST 1\n"
+		}
+		return "\n" + boost + "#define CODERUN_WIRE_PEER \"" + peer + "\"\n#include \"coderun_wire.hpp\"\n"
 	}
-	pre.WriteString(wireCPP)
-	fmt.Fprintf(&pre, "#line %d \"main.cpp\"\n", strings.Count(prompt[:start], "\n")+1)
-
 	var stub strings.Builder
 	stub.WriteString("\n")
 	for _, p := range sig.params {
 		fmt.Fprintf(&stub, "    coderun_wire::put(coderun_wire::wire().out, %s);\n", p.name)
 	}
 	fmt.Fprintf(&stub, "    return coderun_wire::result<%s>();\n}\n", sig.result)
-	t := prompt[:start] + "\n#define CODERUN_WIRE_PEER \"the solution's process (during the tests)\"\n" + pre.String() + prompt[start:brace+1] + stub.String() + tests
+	t := prompt[:start] + include("the solution's process (during the tests)") + prompt[start:brace+1] + stub.String() + tests
 
 	var serve strings.Builder
 	serve.WriteString("\nint main() {\n  coderun_wire::Wire& w = coderun_wire::wire();\n  while (w.in.more()) {\n")
@@ -196,14 +199,12 @@ func cppSplit(prompt, solution, tests string, args []string) (*splitItem, error)
 		names = append(names, fmt.Sprintf("coderun_a%d", i))
 	}
 	serve.WriteString("    w.in.expect('\\n');\n    try {\n")
-	fmt.Fprintf(&serve, "      %s coderun_r = %s(%s);\n", sig.result, sig.name, strings.Join(names, ", "))
-	serve.WriteString("      w.out.buf += 'R';\n      coderun_wire::put(w.out, coderun_r);\n" +
-		"    } catch (const std::exception& e) {\n      w.out.buf = \"E\";\n      coderun_wire::put(w.out, std::string(e.what()));\n" +
-		"    } catch (...) {\n      w.out.buf = \"E\";\n      coderun_wire::put(w.out, std::string(\"an exception that is no std::exception\"));\n    }\n" +
-		"    w.out.buf += '\\n';\n    w.out.flush();\n  }\n}\n")
-	u := prompt[:start] + "\n#define CODERUN_WIRE_PEER \"the tests' process\"\n" + pre.String() + prompt[start:] + solution + "\n" + serve.String()
+	fmt.Fprintf(&serve, "      coderun_wire::answer<%s>(%s(%s));\n", sig.result, sig.name, strings.Join(names, ", "))
+	serve.WriteString("    } catch (const std::exception& e) {\n      coderun_wire::failed(e.what());\n" +
+		"    } catch (...) {\n      coderun_wire::failed(\"an exception that is no std::exception\");\n    }\n  }\n}\n")
+	u := prompt[:start] + include("the tests' process") + prompt[start:] + solution + "\n" + serve.String()
 	return &splitItem{
-		tests:    splitProgram{files: []sandbox.File{{Path: "main.cpp", Content: []byte(t)}}, args: args},
-		solution: splitProgram{files: []sandbox.File{{Path: "main.cpp", Content: []byte(u)}}, args: args},
+		tests:    splitProgram{files: []sandbox.File{{Path: "main.cpp", Content: []byte(t)}, {Path: "coderun_wire.hpp", Content: []byte(wireCPP)}}, args: args},
+		solution: splitProgram{files: []sandbox.File{{Path: "main.cpp", Content: []byte(u)}, {Path: "coderun_wire.hpp", Content: []byte(wireCPP)}}, args: args},
 	}, nil
 }

@@ -104,8 +104,9 @@ func TestForgedCPPVerdicts(t *testing.T) {
 	}
 	// Right only when the tests' sources, program and process are out of
 	// reach, wrong when any can be read.
-	const hidden = "    std::string paths[] = {\"/work/.coderun/t/main.cpp\", \"/work/.coderun/t/main\", \"/proc/\" + std::to_string(getppid()) + \"/environ\"};\n" +
-		"    for (auto& p : paths) if (FILE* f = fopen(p.c_str(), \"r\")) { fclose(f); return -1; }\n" +
+	const hidden = "    char self[64];\n    snprintf(self, sizeof self, \"/proc/%d/environ\", (int)getppid());\n" +
+		"    const char* paths[] = {\"/work/.coderun/t/main.cpp\", \"/work/.coderun/t/main\", self};\n" +
+		"    for (const char* p : paths) if (FILE* f = fopen(p, \"r\")) { fclose(f); return -1; }\n" +
 		"    while (b) { int t = a % b; a = b; b = t; }\n    return a;\n}\n"
 	checkCompiledForgeries(t, p, forgeries, []forgery{{"tests out of reach", hidden}}, 4)
 }
