@@ -2,7 +2,6 @@ package gvisor
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,27 +82,35 @@ func (r *Runtime) runsc(args ...string) *exec.Cmd {
 }
 
 // runscQuiet runs a runsc command that is not a program (delete, kill,
-// state) and returns its error with what it wrote.
+// run --detach) and returns its error with what it wrote. Its output goes
+// to a file, not a pipe: a detached sandbox keeps runsc's descriptors,
+// and a pipe would never end.
 func (r *Runtime) runscQuiet(ctx context.Context, args ...string) error {
+	out, err := os.CreateTemp(r.dir, "runsc-out-")
+	if err != nil {
+		return fmt.Errorf("runsc %s: %w", args[0], err)
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
 	cmd := r.runsc(args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("runsc %s: %w", args[0], err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("runsc %s: %w: %s", args[0], err, strings.TrimSpace(out.String()))
-		}
-		return nil
+	case err = <-done:
 	case <-ctx.Done():
 		_ = cmd.Process.Kill()
 		<-done
-		return fmt.Errorf("runsc %s: %w", args[0], ctx.Err())
+		err = ctx.Err()
 	}
+	if err != nil {
+		said, _ := os.ReadFile(out.Name())
+		return fmt.Errorf("runsc %s: %w: %s", args[0], err, strings.TrimSpace(string(said)))
+	}
+	return nil
 }
 
 // exitStatusPrefix begins the line runsc logs (at level Info) as it exits
