@@ -31,6 +31,7 @@ type RuntimesReport struct {
 	Config  RuntimesConfig
 	Rows    []Latency
 	Skipped []string // rows not measured, and why
+	Notes   []string // comparisons a runtime's rows print (bench/gvisor.go)
 }
 
 // warmRuntime is a runtime with a pool whose fill can be awaited.
@@ -78,6 +79,11 @@ func Runtimes(ctx context.Context, cfg RuntimesConfig, progress io.Writer) (*Run
 		}
 		rep.Rows = append(rep.Rows, l)
 	}
+	g, notes, err := gvisorRows(ctx, cfg, progress)
+	if err != nil {
+		return nil, err
+	}
+	rep.Rows, rep.Notes = append(rep.Rows, g...), append(rep.Notes, notes...)
 	return rep, nil
 }
 
@@ -133,5 +139,8 @@ func (r *RuntimesReport) Print(w io.Writer) {
 	tw.Flush()
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "not measured: %s\n", s)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, n)
 	}
 }
