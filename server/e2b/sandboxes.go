@@ -55,6 +55,7 @@ type box struct {
 	nextCmd  int
 	running  int // commands started or starting, not yet ended
 	closed   bool
+	ended    chan struct{} // closed once the box is killed
 }
 
 // codeContext is one code-interpreter context: a session.
@@ -128,7 +129,7 @@ func (s *Service) create(ctx context.Context, tenant string, o sandboxOptions) (
 		id = "i" + randomHex(10)
 	}
 	b := &box{id: id, tenant: tenant, template: o.template, created: time.Now(), metadata: o.metadata, env: o.env,
-		sb: sb, view: view, fs: &envd{sb: view},
+		sb: sb, view: view, fs: &envd{sb: view}, ended: make(chan struct{}),
 		contexts: map[string]*codeContext{}, defaults: map[string]string{}, cmds: map[uint32]*command{}}
 	if o.token {
 		b.token, b.traffic = randomHex(24), randomHex(24)
@@ -142,7 +143,32 @@ func (s *Service) create(ctx context.Context, tenant string, o sandboxOptions) (
 	s.reg.mu.Lock()
 	s.reg.boxes[boxKey{tenant, id}] = b
 	s.reg.mu.Unlock()
+	go s.endWithPrimary(b)
 	return b, nil
+}
+
+// primaryCheckEvery is how often a sandbox looks whether its default
+// context is still open.
+const primaryCheckEvery = time.Second
+
+// endWithPrimary kills the sandbox once its default context has been
+// closed under it (the session manager evicted it as idle or to make
+// room): its other contexts, commands, file helper and workspace go with
+// it, whether or not a request comes for it again.
+func (s *Service) endWithPrimary(b *box) {
+	t := time.NewTicker(primaryCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ended:
+			return
+		case <-t.C:
+			if b.primary.sess.Closed() != nil {
+				s.kill(b)
+				return
+			}
+		}
+	}
 }
 
 // lookup finds tenant's sandbox id. A sandbox whose session was evicted or
@@ -227,6 +253,7 @@ func (s *Service) kill(b *box) {
 		return
 	}
 	b.closed = true
+	close(b.ended)
 	if b.timer != nil {
 		b.timer.Stop()
 	}
