@@ -52,7 +52,11 @@ func (e *envd) call(ctx context.Context, op string, args, result any) error {
 	defer e.mu.Unlock()
 	if e.proc == nil {
 		if err := e.start(ctx); err != nil {
-			return rpcErrorf(codeUnavailable, "the sandbox's file helper could not start: %v", err)
+			code := codeUnavailable
+			if errors.Is(err, errOneAtATime) {
+				code = codeFailedPrecondition
+			}
+			return rpcErrorf(code, "the sandbox's file helper could not start: %v", err)
 		}
 	}
 	proc, out := e.proc, e.out
