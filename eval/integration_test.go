@@ -197,8 +197,9 @@ func TestStatusesFromRealRuns(t *testing.T) {
 func TestLoopingSampleTimesOutWithoutSlowingTheRest(t *testing.T) {
 	realRuntime(t)
 	// The limit leaves room for a loaded machine: the others need about a
-	// second on one slot when the host is idle.
-	const limit = 5 * time.Second
+	// second on one slot when the host is idle, and took 5.4 s at a load
+	// average of 33 on 2 CPUs.
+	const limit = 10 * time.Second
 	// The loop goes first; the other slot carries on with the rest.
 	its := []Item{{ID: "loop", TaskID: "loop", Code: "while True:\n    pass\n"}}
 	others := references(t, humanEvalProblems(t)[:30])

@@ -131,7 +131,7 @@ func TestConfigBadFile(t *testing.T) {
 		{"bad value", "limits:\n  memory: lots\n", nil, []string{"exec", "-c", "print(1)"}, ":2: limits.memory: "},
 		{"not yaml", "limits: [1,\n", nil, []string{"runs", "list"}, "config.yaml"},
 		{"bad env", "", []string{"CODERUN_LEASE=soon"}, []string{"config"}, `$CODERUN_LEASE="soon": want a positive duration`},
-		{"bad flag", "", nil, []string{"config", "--runtime", "gvisor"}, `--runtime: "gvisor": want docker, linux`},
+		{"bad flag", "", nil, []string{"config", "--runtime", "firecracker"}, `--runtime: "firecracker": want docker, gvisor, linux`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sub := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
