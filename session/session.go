@@ -181,6 +181,11 @@ type Session struct {
 	closed   error   // ErrClosed or *EvictedError
 	holds    int     // Hold's, not yet released
 	onClose  func()  // the manager's bookkeeping
+
+	// historyBytes is the size of the history's outputs; the outputs of
+	// its first trimmed cells were dropped (see keepHistory). Under mu.
+	historyBytes int64
+	trimmed      int
 }
 
 // New creates a session in a fresh sandbox of rt and starts its interpreter.
@@ -368,6 +373,7 @@ func (s *Session) Execute(ctx context.Context, e Exec) (*Cell, error) {
 		s.history[e.RetryOf-1].RetriedBy = cell.Index
 	}
 	s.history = append(s.history, cell)
+	s.keepHistory()
 	s.lastUsed = time.Now()
 	closing := s.closed != nil
 	s.mu.Unlock()

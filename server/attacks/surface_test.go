@@ -222,3 +222,34 @@ func TestMetricsDoNotGrowWithWhatClientsSend(t *testing.T) {
 		t.Errorf("/metrics does not count the made-up methods as other")
 	}
 }
+
+// TestSessionHistoryIsBounded: each cell's output is bounded by the
+// session's output limit, but a session keeps every cell in its history
+// for export and review: a tenant running cell after cell of 3 MiB
+// output had the server keep it all for the session's life (30 cells: 94
+// MB; its 20 sessions, cell after cell: the host's memory). The history
+// keeps the latest 32 MiB of outputs; older cells keep their code and a
+// note saying their outputs were dropped.
+func TestSessionHistoryIsBounded(t *testing.T) {
+	tg := serve(t, mode{})
+	id := tg.session(t, aliceKey, nil)
+	for i := range 12 {
+		c := tg.cell(t, aliceKey, id, fmt.Sprintf("import sys\nsys.stdout.write('%c' * (3 << 20))", 'a'+i))
+		if s := mustJSON(t, c); len(s) < 3<<20 {
+			t.Fatalf("cell %d answered %d bytes", i+1, len(s))
+		}
+	}
+	a := tg.do(t, req{method: "GET", url: tg.url + "/v1/sessions/" + id + "/cells", key: aliceKey})
+	if a.status != http.StatusOK || len(a.body) > 34<<20 {
+		t.Errorf("the history of 12 cells of 3 MiB: %d, %d bytes (want at most the latest 32 MiB of outputs)", a.status, len(a.body))
+	}
+	body := string(a.body)
+	if !strings.Contains(body, "were dropped from the session's history") || !strings.Contains(body, strings.Repeat("l", 1000)) ||
+		strings.Contains(body, strings.Repeat("a", 1000)) {
+		t.Errorf("the history does not keep the latest outputs and a note for the oldest")
+	}
+	nb := tg.do(t, req{method: "GET", url: tg.url + "/v1/sessions/" + id + "/notebook", key: aliceKey})
+	if nb.status != http.StatusOK || len(nb.body) > 34<<20 {
+		t.Errorf("the notebook: %d, %d bytes", nb.status, len(nb.body))
+	}
+}
