@@ -108,15 +108,17 @@ func makeRoot(dir string, uid int) (binds []string, err error) {
 			}
 		}
 	}
+	// /etc's trees are copied, not bound: a bind is one more mount the
+	// gofer serves and the Sentry makes at every sandbox's start (most
+	// of a run's set-up), and these hold some 900 small files.
 	for _, name := range etcDirs {
 		src := filepath.Join("/etc", name)
 		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
 			continue
 		}
-		if err := os.Mkdir(filepath.Join(etc, name), 0o755); err != nil {
+		if err := copyTree(src, filepath.Join(etc, name)); err != nil {
 			return nil, fmt.Errorf("root: etc/%s: %w", name, err)
 		}
-		binds = append(binds, src)
 	}
 	for name, content := range generatedEtc(uid) {
 		if err := os.WriteFile(filepath.Join(etc, name), []byte(content), 0o644); err != nil {
@@ -124,6 +126,46 @@ func makeRoot(dir string, uid int) (binds []string, err error) {
 		}
 	}
 	return binds, nil
+}
+
+// copyTree copies the directory tree src to dst: directories, links as
+// they are, and the regular files everyone may read (those the sandbox's
+// user could read through a bind; private keys and the like stay out).
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if fi.Mode().Perm()&0o005 != 0o005 {
+				return filepath.SkipDir
+			}
+			return os.Mkdir(to, fi.Mode().Perm())
+		case d.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case d.Type().IsRegular() && fi.Mode().Perm()&0o004 != 0:
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(to, data, fi.Mode().Perm())
+		}
+		return nil
+	})
 }
 
 // hidden are host paths below the read-only binds the sandbox must not
