@@ -58,6 +58,18 @@ func (r *Runtime) NewSandbox(ctx context.Context, spec sandbox.Spec) (sandbox.Sa
 		_ = r.destroy(b)
 		return nil, err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-r.closed:
+		_ = r.destroy(b)
+		return nil, errors.New("gvisor runtime: closed")
+	default:
+	}
+	if r.live == nil {
+		r.live = map[*longSandbox]bool{}
+	}
+	r.live[s] = true
 	return s, nil
 }
 
@@ -279,6 +291,9 @@ func (s *longSandbox) Close() error {
 		p.Kill()
 		p.Wait(context.Background())
 	}
+	s.r.mu.Lock()
+	delete(s.r.live, s)
+	s.r.mu.Unlock()
 	return s.r.destroy(s.b)
 }
 

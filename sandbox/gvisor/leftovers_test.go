@@ -2,6 +2,7 @@ package gvisor_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -147,4 +148,33 @@ func deadPID(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return p.Pid
+}
+
+// TestCloseEndsLongLivedSandboxes leaves a long-lived sandbox open, a
+// program running in it: the runtime's Close ends both and leaves nothing.
+func TestCloseEndsLongLivedSandboxes(t *testing.T) {
+	state := t.TempDir()
+	rt := newRuntime(t, gvisor.Options{StateDir: state})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sb, err := rt.NewSandbox(ctx, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: "echo up; sleep 60"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, p.Stderr())
+	line := make([]byte, 3)
+	if _, err := io.ReadFull(p.Stdout(), line); err != nil || string(line) != "up\n" {
+		t.Fatalf("read %q, %v; want up", line, err)
+	}
+	if err := rt.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if res := p.Wait(ctx); res.Reason != sandbox.ReasonKilled {
+		t.Errorf("the program's result after Close: %s, want killed", res.Reason)
+	}
+	requireNothingLeft(t, state)
 }

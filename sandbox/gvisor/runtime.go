@@ -54,6 +54,9 @@ type Runtime struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	bg        sync.WaitGroup // removals of used boxes
+
+	mu   sync.Mutex
+	live map[*longSandbox]bool // long-lived sandboxes not closed yet
 }
 
 // New checks that runsc and the host's cgroups are there, reclaims what
@@ -116,12 +119,23 @@ func New(opts Options) (*Runtime, error) {
 // Name returns "gvisor".
 func (r *Runtime) Name() string { return Name }
 
-// Close stops running programs (their runs report ReasonKilled), waits
-// for every box to be removed, and removes the runtime's state.
+// Close stops running programs (their runs report ReasonKilled), closes
+// the long-lived sandboxes still open, waits for every box to be removed,
+// and removes the runtime's state.
 func (r *Runtime) Close() error {
 	var err error
 	r.closeOnce.Do(func() {
 		close(r.closed)
+		// Long-lived sandboxes the caller left open end with the runtime.
+		r.mu.Lock()
+		var live []*longSandbox
+		for s := range r.live {
+			live = append(live, s)
+		}
+		r.mu.Unlock()
+		for _, s := range live {
+			_ = s.Close()
+		}
 		r.bg.Wait()
 		// runsc leaves a mount of its own in its root: the empty
 		// network namespace (null-netns) its sandboxes join.
