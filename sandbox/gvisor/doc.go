@@ -29,6 +29,5 @@
 //
 // The platform is systrap (runsc's default): coderun's development
 // machines are paravirtualized KVM guests without nested virtualization,
-// where the kvm platform hangs; ptrace works too (Options.Platform) and is
-// slower.
+// where the kvm platform hangs; ptrace works too (Options.Platform).
 package gvisor
