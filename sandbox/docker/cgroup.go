@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,16 +9,15 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/coderun/coderun/sandbox/internal/cgroupfs"
 )
 
 // cgroup locates a container's cgroup on the host: its memory and CPU
 // accounting, its OOM kills and its processes.
 type cgroup struct {
-	v2      bool
-	unified string // v2: the cgroup's directory
-	memory  string // v1: the memory controller's directory
-	cpuacct string // v1: the cpuacct controller's directory
-	pids    string // v1: the pids controller's directory
+	cgroupfs.Group        // the accounting: CPU, ResetPeak, PeakMemory, OOMKills
+	pids           string // v1: the pids controller's directory
 }
 
 // cgroupOf finds the cgroup of the host process pid (a container's init).
@@ -31,7 +28,7 @@ func cgroupOf(pid int) (cgroup, error) {
 	}
 	var cg cgroup
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
-		cg.v2 = true
+		cg.V2 = true
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		parts := strings.SplitN(line, ":", 3)
@@ -39,24 +36,24 @@ func cgroupOf(pid int) (cgroup, error) {
 			continue
 		}
 		ctrls, path := parts[1], parts[2]
-		if cg.v2 {
+		if cg.V2 {
 			if ctrls == "" {
-				cg.unified = filepath.Join("/sys/fs/cgroup", path)
+				cg.Unified = filepath.Join("/sys/fs/cgroup", path)
 			}
 			continue
 		}
 		for _, c := range strings.Split(ctrls, ",") {
 			switch c {
 			case "memory":
-				cg.memory = filepath.Join("/sys/fs/cgroup/memory", path)
+				cg.Memory = filepath.Join("/sys/fs/cgroup/memory", path)
 			case "cpuacct":
-				cg.cpuacct = filepath.Join("/sys/fs/cgroup", ctrls, path)
+				cg.CPUAcct = filepath.Join("/sys/fs/cgroup", ctrls, path)
 			case "pids":
 				cg.pids = filepath.Join("/sys/fs/cgroup/pids", path)
 			}
 		}
 	}
-	if cg.v2 && cg.unified == "" || !cg.v2 && (cg.memory == "" || cg.cpuacct == "" || cg.pids == "") {
+	if cg.V2 && cg.Unified == "" || !cg.V2 && (cg.Memory == "" || cg.CPUAcct == "" || cg.pids == "") {
 		return cg, fmt.Errorf("the container's cgroup lacks the memory, CPU or pids controller: %q", data)
 	}
 	return cg, nil
@@ -64,79 +61,22 @@ func cgroupOf(pid int) (cgroup, error) {
 
 // procsFile lists the cgroup's processes.
 func (c cgroup) procsFile() string {
-	if c.v2 {
-		return filepath.Join(c.unified, "cgroup.procs")
+	if c.V2 {
+		return filepath.Join(c.Unified, "cgroup.procs")
 	}
-	return filepath.Join(c.memory, "cgroup.procs")
-}
-
-// cpu returns the user and system CPU time of every process the cgroup has held.
-func (c cgroup) cpu() (user, system time.Duration, err error) {
-	if c.v2 {
-		stat, err := readKeyed(filepath.Join(c.unified, "cpu.stat"))
-		if err != nil {
-			return 0, 0, err
-		}
-		return time.Duration(stat["user_usec"]) * time.Microsecond, time.Duration(stat["system_usec"]) * time.Microsecond, nil
-	}
-	u, err := readInt(filepath.Join(c.cpuacct, "cpuacct.usage_user"))
-	if err != nil {
-		return 0, 0, err
-	}
-	s, err := readInt(filepath.Join(c.cpuacct, "cpuacct.usage_sys"))
-	if err != nil {
-		return 0, 0, err
-	}
-	return time.Duration(u), time.Duration(s), nil
-}
-
-// peakMemory returns the most memory the cgroup has used.
-func (c cgroup) peakMemory() (int64, error) {
-	if c.v2 {
-		n, err := readInt(filepath.Join(c.unified, "memory.peak"))
-		if errors.Is(err, os.ErrNotExist) {
-			return readInt(filepath.Join(c.unified, "memory.current"))
-		}
-		return n, err
-	}
-	return readInt(filepath.Join(c.memory, "memory.max_usage_in_bytes"))
-}
-
-// oomKills returns how many processes the kernel killed for the cgroup's memory limit.
-func (c cgroup) oomKills() (int64, error) {
-	file := filepath.Join(c.memory, "memory.oom_control")
-	if c.v2 {
-		file = filepath.Join(c.unified, "memory.events")
-	}
-	m, err := readKeyed(file)
-	if err != nil {
-		return 0, err
-	}
-	return m["oom_kill"], nil
+	return filepath.Join(c.Memory, "cgroup.procs")
 }
 
 // setPids sets the cgroup's limit of processes and threads.
 func (c cgroup) setPids(n int64) error {
 	dir := c.pids
-	if c.v2 {
-		dir = c.unified
+	if c.V2 {
+		dir = c.Unified
 	}
 	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.FormatInt(n, 10)), 0); err != nil {
 		return fmt.Errorf("setting the container's pids limit: %w", err)
 	}
 	return nil
-}
-
-// resetPeak starts the cgroup's peak memory over from its current use, where
-// the kernel can (cgroup v1; v2 from Linux 6.12): the program's peak is then
-// not its interpreter's start, made ahead. A kernel that cannot keeps the
-// peak of the container's whole life.
-func (c cgroup) resetPeak() {
-	if c.v2 {
-		_ = os.WriteFile(filepath.Join(c.unified, "memory.peak"), []byte("0"), 0)
-		return
-	}
-	_ = os.WriteFile(filepath.Join(c.memory, "memory.max_usage_in_bytes"), []byte("0"), 0)
 }
 
 // usage is what a cgroup has used, read at one moment.
@@ -150,9 +90,9 @@ type usage struct {
 // removed) stays zero.
 func (c cgroup) stats() usage {
 	var u usage
-	u.user, u.system, _ = c.cpu()
-	u.peak, _ = c.peakMemory()
-	u.oomKills, _ = c.oomKills()
+	u.user, u.system, _ = c.CPU()
+	u.peak, _ = c.PeakMemory()
+	u.oomKills, _ = c.OOMKills()
 	return u
 }
 
@@ -165,8 +105,8 @@ func (u usage) later(v usage) usage {
 // killAll kills every process of the cgroup (the container's init
 // included, which stops the container) and returns once none is left.
 func (c cgroup) killAll() error {
-	if c.v2 {
-		if err := os.WriteFile(filepath.Join(c.unified, "cgroup.kill"), []byte("1"), 0); err == nil {
+	if c.V2 {
+		if err := os.WriteFile(filepath.Join(c.Unified, "cgroup.kill"), []byte("1"), 0); err == nil {
 			return c.awaitEmpty()
 		}
 	}
@@ -214,36 +154,4 @@ func (c cgroup) procs() ([]int, error) {
 		}
 	}
 	return pids, nil
-}
-
-func readInt(file string) (int64, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", file, err)
-	}
-	return n, nil
-}
-
-// readKeyed reads a file of "key value" lines.
-func readKeyed(file string) (map[string]int64, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]int64{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-			m[k] = n
-		}
-	}
-	return m, nil
 }

@@ -80,7 +80,9 @@ func (r *Runtime) launch(ctx context.Context, b *box, payload, stdin []byte, l s
 	go func() { copies.Wait(); close(copied) }()
 
 	base := b.cg.stats()
-	b.cg.resetPeak()
+	// The program's peak, not its interpreter's start, made ahead (where
+	// the kernel can reset it).
+	b.cg.ResetPeak()
 	start := time.Now()
 	go func() {
 		// A program may never read its input; that is its business.
@@ -121,7 +123,7 @@ wait:
 			reason = sandbox.ReasonKilled
 			res.Error = "stopped: the runtime closed"
 		case <-tick.C:
-			if u, s, err := b.cg.cpu(); err == nil && u+s-base.user-base.system >= l.CPUTime {
+			if u, s, err := b.cg.CPU(); err == nil && u+s-base.user-base.system >= l.CPUTime {
 				reason = sandbox.ReasonCPULimit
 			}
 		}

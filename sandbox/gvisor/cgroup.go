@@ -1,8 +1,6 @@
 package gvisor
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/coderun/coderun/sandbox/internal/cgroupfs"
 )
 
 // cgroupParent is the group, at the top of each hierarchy, below which
@@ -27,9 +27,10 @@ const cgroupParent = "coderun-gvisor"
 // memory, OOM kills, which cgroup v1 counts in the victim's own group
 // only) are still there for the result.
 type cgroup struct {
-	v2   bool
-	path string            // relative to a hierarchy's root
-	dirs map[string]string // controller ("" on v2) → directory
+	cgroupfs.Group // the accounting: CPU, ResetPeak, PeakMemory, OOMKills
+	v2             bool
+	path           string            // relative to a hierarchy's root
+	dirs           map[string]string // controller ("" on v2) → directory
 }
 
 // v1Controllers are the v1 hierarchies a box's group is made in.
@@ -94,6 +95,7 @@ func (r *Runtime) newCgroup(name string, memory int64) (cgroup, error) {
 		}
 		g.dirs[c] = dir
 	}
+	g.Group = cgroupfs.Group{V2: g.v2, Unified: g.dirs[""], Memory: g.dirs["memory"], CPUAcct: g.dirs["cpuacct"]}
 	if err := g.setMemory(memory); err != nil {
 		g.remove()
 		return g, err
@@ -135,63 +137,6 @@ func (g cgroup) setMemory(memory int64) error {
 
 // runscPath is the cgroupsPath runsc gets: the box's group.
 func (g cgroup) runscPath() string { return g.path }
-
-// cpu returns the user and system CPU time of every process the group has held.
-func (g cgroup) cpu() (user, system time.Duration, err error) {
-	if g.v2 {
-		stat, err := readKeyed(filepath.Join(g.dirs[""], "cpu.stat"))
-		if err != nil {
-			return 0, 0, err
-		}
-		return time.Duration(stat["user_usec"]) * time.Microsecond, time.Duration(stat["system_usec"]) * time.Microsecond, nil
-	}
-	dir := g.dirs["cpuacct"]
-	u, err := readInt(filepath.Join(dir, "cpuacct.usage_user"))
-	if err != nil {
-		return 0, 0, err
-	}
-	s, err := readInt(filepath.Join(dir, "cpuacct.usage_sys"))
-	if err != nil {
-		return 0, 0, err
-	}
-	return time.Duration(u), time.Duration(s), nil
-}
-
-// peakMemory returns the most memory the group has used.
-func (g cgroup) peakMemory() (int64, error) {
-	if g.v2 {
-		n, err := readInt(filepath.Join(g.dirs[""], "memory.peak"))
-		if errors.Is(err, os.ErrNotExist) {
-			return readInt(filepath.Join(g.dirs[""], "memory.current"))
-		}
-		return n, err
-	}
-	return readInt(filepath.Join(g.dirs["memory"], "memory.max_usage_in_bytes"))
-}
-
-// resetPeak starts peak memory over from the present use (v1, and v2
-// kernels whose memory.peak can be reset); a session's program reports
-// its own peak.
-func (g cgroup) resetPeak() {
-	if g.v2 {
-		_ = os.WriteFile(filepath.Join(g.dirs[""], "memory.peak"), []byte("0"), 0)
-		return
-	}
-	_ = os.WriteFile(filepath.Join(g.dirs["memory"], "memory.max_usage_in_bytes"), []byte("0"), 0)
-}
-
-// oomKills returns how many processes the kernel killed for the group's memory limit.
-func (g cgroup) oomKills() (int64, error) {
-	file := filepath.Join(g.dirs["memory"], "memory.oom_control")
-	if g.v2 {
-		file = filepath.Join(g.dirs[""], "memory.events")
-	}
-	m, err := readKeyed(file)
-	if err != nil {
-		return 0, err
-	}
-	return m["oom_kill"], nil
-}
 
 // killAll kills every process in the group and the groups below it (the
 // Sentry, the gofer, and runsc's helpers) until none is left.
@@ -294,36 +239,4 @@ func removeGroupTree(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func readInt(file string) (int64, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", file, err)
-	}
-	return n, nil
-}
-
-// readKeyed reads a file of "key value" lines.
-func readKeyed(file string) (map[string]int64, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]int64{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-			m[k] = n
-		}
-	}
-	return m, nil
 }

@@ -194,8 +194,8 @@ func (s *longSandbox) exec(argv []string, payload []byte, lim sandbox.Limits) (*
 	closeAfter = append(closeAfter, inR, outW, errW, payR, readyW)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.ExtraFiles = []*os.File{payR, readyW}
-	s.b.cg.resetPeak()
-	u, sy, _ := s.b.cg.cpu()
+	s.b.cg.ResetPeak()
+	u, sy, _ := s.b.cg.CPU()
 	start := time.Now()
 	err = cmd.Start()
 	for _, f := range closeAfter {
@@ -436,14 +436,14 @@ loop:
 	p.mu.Lock()
 	killed := p.killed
 	p.mu.Unlock()
-	u, sy, _ := p.s.b.cg.cpu()
+	u, sy, _ := p.s.b.cg.CPU()
 	total := u + sy - p.cpuBase
 	if u+sy > 0 {
 		res.Usage.CPUUser = time.Duration(float64(total) * float64(u) / float64(u+sy))
 		res.Usage.CPUSystem = total - res.Usage.CPUUser
 	}
-	res.Usage.PeakMemory, _ = p.s.b.cg.peakMemory()
-	oom, _ := p.s.b.cg.oomKills()
+	res.Usage.PeakMemory, _ = p.s.b.cg.PeakMemory()
+	oom, _ := p.s.b.cg.OOMKills()
 	oomNew := oom > p.s.oomSeen()
 	switch {
 	case reason != "":
@@ -488,7 +488,7 @@ loop:
 
 // CPUTime is the box's CPU time since the program started.
 func (p *process) CPUTime() (time.Duration, error) {
-	u, s, err := p.s.b.cg.cpu()
+	u, s, err := p.s.b.cg.CPU()
 	if err != nil {
 		return 0, err
 	}

@@ -133,7 +133,7 @@ wait:
 			reason = sandbox.ReasonKilled
 			res.Error = "stopped: the runtime closed"
 		case <-tick.C:
-			if u, s, err := b.cg.cpu(); err == nil && u+s >= l.CPUTime {
+			if u, s, err := b.cg.CPU(); err == nil && u+s >= l.CPUTime {
 				reason = sandbox.ReasonCPULimit
 			}
 		}
@@ -153,9 +153,9 @@ wait:
 	}
 	res.Stdout, res.StdoutTruncated = stdout.String(), stdout.truncated
 	res.Stderr, res.StderrTruncated = stderr.String(), stderr.truncated
-	res.Usage.CPUUser, res.Usage.CPUSystem, _ = b.cg.cpu()
-	res.Usage.PeakMemory, _ = b.cg.peakMemory()
-	oom, _ := b.cg.oomKills()
+	res.Usage.CPUUser, res.Usage.CPUSystem, _ = b.cg.CPU()
+	res.Usage.PeakMemory, _ = b.cg.PeakMemory()
+	oom, _ := b.cg.OOMKills()
 
 	if reason == "" && (stdout.truncated || stderr.truncated) {
 		// The program ended, after writing past the limit, before the
