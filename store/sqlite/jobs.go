@@ -142,19 +142,11 @@ func (t *tenant) ClaimJob(ctx context.Context, id string, owner store.Owner) (*s
 		if err != nil {
 			return err
 		}
-		if j.Status.Final() {
-			return fmt.Errorf("job %s: %w (%s)", id, store.ErrEnded, j.Status)
-		}
-		now := t.now()
-		if j.Owner != "" && j.Owner != owner && j.LeaseUntil.After(now) {
-			return fmt.Errorf("job %s: %w (%s, its lease runs until %s)", id, store.ErrNotOwner, j.Owner,
-				j.LeaseUntil.Local().Format(time.TimeOnly))
-		}
-		j.Owner, j.LeaseUntil = owner, now.Add(t.lease)
-		if _, err := tx.ExecContext(ctx, "UPDATE jobs SET owner = ?, lease_until = ? WHERE tenant = ? AND id = ?",
-			string(owner), formatTime(j.LeaseUntil), t.name, id); err != nil {
+		until, err := t.takeLease(ctx, tx, "jobs", "job", id, j.Status, j.Owner, j.LeaseUntil, owner)
+		if err != nil {
 			return err
 		}
+		j.Owner, j.LeaseUntil = owner, until
 		job = j
 		return nil
 	})

@@ -196,19 +196,11 @@ func (t *tenant) Claim(ctx context.Context, id string, owner store.Owner) (*stor
 		if err != nil {
 			return err
 		}
-		if r.Status.Final() {
-			return fmt.Errorf("run %s: %w (%s)", id, store.ErrEnded, r.Status)
-		}
-		now := t.now()
-		if r.Owner != "" && r.Owner != owner && r.LeaseUntil.After(now) {
-			return fmt.Errorf("run %s: %w (%s, its lease runs until %s)", id, store.ErrNotOwner, r.Owner,
-				r.LeaseUntil.Local().Format(time.TimeOnly))
-		}
-		r.Owner, r.LeaseUntil = owner, now.Add(t.lease)
-		if _, err := tx.ExecContext(ctx, "UPDATE runs SET owner = ?, lease_until = ? WHERE tenant = ? AND id = ?",
-			string(owner), formatTime(r.LeaseUntil), t.name, id); err != nil {
+		until, err := t.takeLease(ctx, tx, "runs", "run", id, r.Status, r.Owner, r.LeaseUntil, owner)
+		if err != nil {
 			return err
 		}
+		r.Owner, r.LeaseUntil = owner, until
 		run = r
 		return nil
 	})
@@ -216,6 +208,28 @@ func (t *tenant) Claim(ctx context.Context, id string, owner store.Owner) (*stor
 		return nil, fmt.Errorf("store: claim: %w", err)
 	}
 	return run, nil
+}
+
+// takeLease gives owner, inside tx, the lease of the run or job (what, a
+// row of table) id, whose status, owner and lease are those given: it
+// refuses one that has ended or whose other owner's lease still runs
+// (an expired or released lease is anyone's), and returns when the new
+// lease runs out. Claim and ClaimJob take their leases here.
+func (t *tenant) takeLease(ctx context.Context, tx *sql.Tx, table, what, id string, status interface{ Final() bool }, cur store.Owner, curUntil time.Time, owner store.Owner) (time.Time, error) {
+	if status.Final() {
+		return time.Time{}, fmt.Errorf("%s %s: %w (%s)", what, id, store.ErrEnded, status)
+	}
+	now := t.now()
+	if cur != "" && cur != owner && curUntil.After(now) {
+		return time.Time{}, fmt.Errorf("%s %s: %w (%s, its lease runs until %s)", what, id, store.ErrNotOwner, cur,
+			curUntil.Local().Format(time.TimeOnly))
+	}
+	until := now.Add(t.lease)
+	if _, err := tx.ExecContext(ctx, "UPDATE "+table+" SET owner = ?, lease_until = ? WHERE tenant = ? AND id = ?",
+		string(owner), formatTime(until), t.name, id); err != nil {
+		return time.Time{}, err
+	}
+	return until, nil
 }
 
 // owned checks, inside tx, that owner owns the run, and returns its step
