@@ -3,13 +3,11 @@ package eval
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/coderun/coderun/language"
@@ -107,7 +105,7 @@ func runSplitItem(ctx context.Context, rt sandbox.Runtime, it *Item, v *Verdict,
 			}
 		}
 	}
-	compiled, err := splitStep(ctx, sb, splitCompileScript(tb, ub), compLim, nil)
+	compiled, err := sandbox.RunIn(ctx, sb, sandbox.Program{Language: sandbox.Bash, Code: splitCompileScript(tb, ub)}, compLim, nil)
 	if ctx.Err() != nil {
 		return nil, nil
 	}
@@ -125,7 +123,7 @@ func runSplitItem(ctx context.Context, rt sandbox.Runtime, it *Item, v *Verdict,
 		judgeToolchain(v, compileError(compiled))
 		return v, nil
 	}
-	res, err := splitStep(ctx, sb, splitRunScript(tb, ub), runLim, []byte(marker+"\n"))
+	res, err := sandbox.RunIn(ctx, sb, sandbox.Program{Language: sandbox.Bash, Code: splitRunScript(tb, ub)}, runLim, []byte(marker+"\n"))
 	if ctx.Err() != nil {
 		return nil, nil
 	}
@@ -280,68 +278,4 @@ func shellCommand(env map[string]string, cmd []string) string {
 		words = append(words, shellQuote(a))
 	}
 	return strings.Join(words, " ")
-}
-
-// splitStep runs one bash program in sb under lim, feeds it stdin, keeps
-// up to lim.OutputBytes of each stream (stopping the program past that) and
-// waits for it.
-func splitStep(ctx context.Context, sb sandbox.Sandbox, script string, lim sandbox.Limits, stdin []byte) (*sandbox.Result, error) {
-	l := lim
-	p, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: script, Limits: &l})
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		w := p.Stdin()
-		_, _ = w.Write(stdin) // a program may exit without reading it
-		w.Close()
-	}()
-	var over sync.Once
-	overflowed := false
-	stop := func() { over.Do(func() { overflowed = true; p.Kill() }) }
-	out, errOut := &cappedBuffer{max: lim.OutputBytes, over: stop}, &cappedBuffer{max: lim.OutputBytes, over: stop}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _, _ = io.Copy(out, p.Stdout()) }()
-	go func() { defer wg.Done(); _, _ = io.Copy(errOut, p.Stderr()) }()
-	res := p.Wait(ctx)
-	wg.Wait()
-	res.Stdout, res.StdoutTruncated = out.String(), out.truncated
-	res.Stderr, res.StderrTruncated = errOut.String(), errOut.truncated
-	if overflowed {
-		res.Reason = sandbox.ReasonOutputLimit
-		res.Error = fmt.Sprintf("output limit of %s reached", sandbox.FormatBytes(lim.OutputBytes))
-	}
-	return res, nil
-}
-
-// cappedBuffer keeps the first max bytes written to it and calls over when
-// more come; it never fails a write, so that the copy drains the pipe.
-type cappedBuffer struct {
-	mu        sync.Mutex
-	b         strings.Builder
-	max       int64
-	truncated bool
-	over      func()
-}
-
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	room := c.max - int64(c.b.Len())
-	if int64(len(p)) > room {
-		c.b.Write(p[:max(room, 0)])
-		c.truncated = true
-		c.mu.Unlock()
-		c.over()
-		return len(p), nil
-	}
-	c.b.Write(p)
-	c.mu.Unlock()
-	return len(p), nil
-}
-
-func (c *cappedBuffer) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.b.String()
 }

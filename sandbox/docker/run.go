@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -63,11 +62,11 @@ func (r *Runtime) launch(ctx context.Context, b *box, payload, stdin []byte, l s
 	overflow := make(chan struct{})
 	var once sync.Once
 	over := func() { once.Do(func() { close(overflow) }) }
-	stdout := &capped{max: l.OutputBytes, over: over}
-	stderr := &capped{max: l.OutputBytes, over: over}
+	stdout := sandbox.NewOutputBuffer(l.OutputBytes, over)
+	stderr := sandbox.NewOutputBuffer(l.OutputBytes, over)
 	var copies sync.WaitGroup
 	for _, c := range []struct {
-		w *capped
+		w *sandbox.OutputBuffer
 		f *os.File
 	}{{stdout, b.p.out}, {stderr, b.p.err}} {
 		copies.Add(1)
@@ -155,12 +154,12 @@ wait:
 		res.Error = joinNote(res.Error, "the output stream did not end after the program's")
 	}
 	st = st.later(b.cg.stats())
-	res.Stdout, res.StdoutTruncated = stdout.buf.String(), stdout.truncated
-	res.Stderr, res.StderrTruncated = stderr.buf.String(), stderr.truncated
+	res.Stdout, res.StdoutTruncated = stdout.String(), stdout.Truncated()
+	res.Stderr, res.StderrTruncated = stderr.String(), stderr.Truncated()
 	res.Usage.CPUUser, res.Usage.CPUSystem = st.user-base.user, st.system-base.system
 	res.Usage.PeakMemory = st.peak
 
-	if reason == "" && (stdout.truncated || stderr.truncated) {
+	if reason == "" && (stdout.Truncated() || stderr.Truncated()) {
 		// The program ended, after writing past the limit, before the
 		// watch saw it overflow.
 		reason = sandbox.ReasonOutputLimit
@@ -193,27 +192,6 @@ wait:
 		res.Reason = sandbox.ReasonCPULimit
 	}
 	return res
-}
-
-// capped keeps the first max bytes written to it and calls over once more
-// come; it accepts everything, so the stream goes on being drained.
-type capped struct {
-	buf       bytes.Buffer
-	max       int64
-	truncated bool
-	over      func()
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	room := c.max - int64(c.buf.Len())
-	if int64(len(p)) > room {
-		c.buf.Write(p[:max(room, 0)])
-		c.truncated = true
-		c.over()
-		return len(p), nil
-	}
-	c.buf.Write(p)
-	return len(p), nil
 }
 
 func joinNote(a, b string) string {

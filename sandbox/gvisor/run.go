@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -87,8 +86,8 @@ func (r *Runtime) execute(ctx context.Context, b *box, cmd *exec.Cmd, payload, s
 	overflow := make(chan struct{})
 	var once sync.Once
 	over := func() { once.Do(func() { close(overflow) }) }
-	stdout := &capped{max: l.OutputBytes, over: over}
-	stderr := &capped{max: l.OutputBytes, over: over}
+	stdout := sandbox.NewOutputBuffer(l.OutputBytes, over)
+	stderr := sandbox.NewOutputBuffer(l.OutputBytes, over)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Stdin = bytes.NewReader(stdin)
 	// Output pipes the program's background processes might hold are
@@ -151,13 +150,13 @@ wait:
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		runErr = <-exited
 	}
-	res.Stdout, res.StdoutTruncated = stdout.String(), stdout.truncated
-	res.Stderr, res.StderrTruncated = stderr.String(), stderr.truncated
+	res.Stdout, res.StdoutTruncated = stdout.String(), stdout.Truncated()
+	res.Stderr, res.StderrTruncated = stderr.String(), stderr.Truncated()
 	res.Usage.CPUUser, res.Usage.CPUSystem, _ = b.cg.CPU()
 	res.Usage.PeakMemory, _ = b.cg.PeakMemory()
 	oom, _ := b.cg.OOMKills()
 
-	if reason == "" && (stdout.truncated || stderr.truncated) {
+	if reason == "" && (stdout.Truncated() || stderr.Truncated()) {
 		// The program ended, after writing past the limit, before the
 		// watch saw it overflow.
 		reason = sandbox.ReasonOutputLimit
@@ -215,36 +214,4 @@ func killedBySignal(err error) bool {
 	}
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled()
-}
-
-// capped keeps the first max bytes written to it and calls over once more
-// come; it accepts everything, so the stream goes on being drained.
-type capped struct {
-	mu        sync.Mutex
-	buf       bytes.Buffer
-	max       int64
-	truncated bool
-	over      func()
-}
-
-var _ io.Writer = (*capped)(nil)
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	room := c.max - int64(c.buf.Len())
-	if int64(len(p)) > room {
-		c.buf.Write(p[:max(room, 0)])
-		c.truncated = true
-		c.over()
-		return len(p), nil
-	}
-	c.buf.Write(p)
-	return len(p), nil
-}
-
-func (c *capped) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.String()
 }

@@ -3,13 +3,11 @@ package toolchain
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
@@ -64,7 +62,7 @@ func (r *Runtime) separate(ctx context.Context, irt sandbox.Interactive, b *lang
 		return setupError(r.inner.Name(), fmt.Errorf("write source: %w", err)), nil
 	}
 	script := "cd " + quote(sandbox.WorkDir+"/"+BuildDir) + " && exec " + quoteArgs(b.Compile)
-	compiled, err := step(ctx, sb, script, mergeEnv(b.Env, req.Env), compLim, nil)
+	compiled, err := sandbox.RunIn(ctx, sb, sandbox.Program{Language: sandbox.Bash, Code: script, Env: mergeEnv(b.Env, req.Env)}, compLim, nil)
 	if err != nil {
 		return setupError(r.inner.Name(), fmt.Errorf("compile: %w", err)), nil
 	}
@@ -76,7 +74,7 @@ func (r *Runtime) separate(ctx context.Context, irt sandbox.Interactive, b *lang
 		return compileError(compiled), nil
 	}
 	script = "cd " + quote(sandbox.WorkDir) + " && exec " + quoteArgs(b.Run)
-	res, err := step(ctx, sb, script, req.Env, runLim, req.Stdin)
+	res, err := sandbox.RunIn(ctx, sb, sandbox.Program{Language: sandbox.Bash, Code: script, Env: req.Env}, runLim, req.Stdin)
 	if err != nil {
 		return setupError(r.inner.Name(), fmt.Errorf("run: %w", err)), nil
 	}
@@ -137,75 +135,6 @@ func compileError(c *sandbox.Result) *sandbox.Result {
 
 func setupError(runtime string, err error) *sandbox.Result {
 	return &sandbox.Result{Reason: sandbox.ReasonSetupError, ExitCode: -1, Error: err.Error(), Runtime: runtime}
-}
-
-// step starts one program (a shell script) in sb under lim, feeds it stdin,
-// captures its output up to lim.OutputBytes per stream (stopping it when
-// a stream overflows) and waits for it.
-func step(ctx context.Context, sb sandbox.Sandbox, script string, env map[string]string, lim sandbox.Limits, stdin []byte) (*sandbox.Result, error) {
-	l := lim
-	p, err := sb.Start(ctx, sandbox.Program{Language: sandbox.Bash, Code: script, Env: env, Limits: &l})
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		w := p.Stdin()
-		if len(stdin) > 0 {
-			_, _ = w.Write(stdin) // a program may exit without reading it
-		}
-		w.Close()
-	}()
-	overflow := make(chan struct{})
-	var once sync.Once
-	stop := func() { once.Do(func() { close(overflow); p.Kill() }) }
-	out := &capped{max: lim.OutputBytes, over: stop}
-	errOut := &capped{max: lim.OutputBytes, over: stop}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _, _ = io.Copy(out, p.Stdout()) }()
-	go func() { defer wg.Done(); _, _ = io.Copy(errOut, p.Stderr()) }()
-	res := p.Wait(ctx)
-	wg.Wait()
-	res.Stdout, res.StdoutTruncated = out.String(), out.truncated
-	res.Stderr, res.StderrTruncated = errOut.String(), errOut.truncated
-	select {
-	case <-overflow:
-		res.Reason = sandbox.ReasonOutputLimit
-		res.Error = fmt.Sprintf("output limit of %s reached", sandbox.FormatBytes(lim.OutputBytes))
-	default:
-	}
-	return res, nil
-}
-
-// capped keeps the first max bytes written to it and calls over, once,
-// when more come; it never fails a write, so the copy drains the pipe.
-type capped struct {
-	mu        sync.Mutex
-	b         strings.Builder
-	max       int64
-	truncated bool
-	over      func()
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	room := c.max - int64(c.b.Len())
-	if int64(len(p)) > room {
-		c.b.Write(p[:max(room, 0)])
-		c.truncated = true
-		c.mu.Unlock()
-		c.over()
-		return len(p), nil
-	}
-	c.b.Write(p)
-	c.mu.Unlock()
-	return len(p), nil
-}
-
-func (c *capped) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.b.String()
 }
 
 func mergeEnv(base, extra map[string]string) map[string]string {

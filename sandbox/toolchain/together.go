@@ -94,10 +94,10 @@ func (r *Runtime) together(ctx context.Context, irt sandbox.Interactive, b *lang
 	defer w.close()
 	sb, p := w.sb, w.p
 	t := &twoSteps{comp: compLim, run: runLim, switched: make(chan struct{})}
-	t.out = &splitter{marker: []byte(marker), header: true, before: &capped{max: compLim.OutputBytes, over: func() { t.stop(compiling, sandbox.ReasonOutputLimit) }},
-		after: &capped{max: runLim.OutputBytes, over: func() { t.stop(running, sandbox.ReasonOutputLimit) }}, onMarker: t.compiled}
-	t.err = &splitter{marker: []byte(marker), before: &capped{max: compLim.OutputBytes, over: func() { t.stop(compiling, sandbox.ReasonOutputLimit) }},
-		after: &capped{max: runLim.OutputBytes, over: func() { t.stop(running, sandbox.ReasonOutputLimit) }}}
+	t.out = &splitter{marker: []byte(marker), header: true, before: sandbox.NewOutputBuffer(compLim.OutputBytes, func() { t.stop(compiling, sandbox.ReasonOutputLimit) }),
+		after: sandbox.NewOutputBuffer(runLim.OutputBytes, func() { t.stop(running, sandbox.ReasonOutputLimit) }), onMarker: t.compiled}
+	t.err = &splitter{marker: []byte(marker), before: sandbox.NewOutputBuffer(compLim.OutputBytes, func() { t.stop(compiling, sandbox.ReasonOutputLimit) }),
+		after: sandbox.NewOutputBuffer(runLim.OutputBytes, func() { t.stop(running, sandbox.ReasonOutputLimit) })}
 	// The steps' time counts from here, when the driver gets its job; the
 	// runtime's from the program's start.
 	t.p, t.start, t.launched = p, time.Now(), w.launched
@@ -424,8 +424,8 @@ func (t *twoSteps) results(ctx context.Context, whole *sandbox.Result, box sandb
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	comp := &sandbox.Result{Runtime: whole.Runtime, Pooled: whole.Pooled,
-		Stdout: t.out.before.String(), StdoutTruncated: t.out.before.truncated,
-		Stderr: t.err.before.String(), StderrTruncated: t.err.before.truncated}
+		Stdout: t.out.before.String(), StdoutTruncated: t.out.before.Truncated(),
+		Stderr: t.err.before.String(), StderrTruncated: t.err.before.Truncated()}
 	if t.step == compiling {
 		// The program ended in its compile step: its end is the step's.
 		if t.out.bad != nil {
@@ -472,8 +472,8 @@ func (t *twoSteps) results(ctx context.Context, whole *sandbox.Result, box sandb
 		return compileError(comp), false
 	}
 	res := &sandbox.Result{Runtime: whole.Runtime, Pooled: whole.Pooled, Compile: comp,
-		Stdout: t.out.after.String(), StdoutTruncated: t.out.after.truncated,
-		Stderr: t.err.after.String(), StderrTruncated: t.err.after.truncated,
+		Stdout: t.out.after.String(), StdoutTruncated: t.out.after.Truncated(),
+		Stderr: t.err.after.String(), StderrTruncated: t.err.after.Truncated(),
 		ExitCode: whole.ExitCode, Signal: whole.Signal, Reason: whole.Reason, Error: whole.Error}
 	res.Usage = whole.Usage
 	res.Usage.Wall = max(0, whole.Usage.Wall-t.ended.Sub(t.launched))
@@ -514,7 +514,7 @@ func (t *twoSteps) stepStopped(res *sandbox.Result, step stepName, box sandbox.L
 type splitter struct {
 	marker        []byte
 	header        bool
-	before, after *capped
+	before, after *sandbox.OutputBuffer
 	onMarker      func(string) error
 
 	mu      sync.Mutex

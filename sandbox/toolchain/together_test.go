@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coderun/coderun/sandbox"
 )
 
 // TestSplitterFindsTheMarkerAcrossWrites: whatever the chunks a stream
@@ -14,7 +16,7 @@ func TestSplitterFindsTheMarkerAcrossWrites(t *testing.T) {
 	stream := "warning: x\ncoderun-compiled-01234 (not it)" + marker + "0 1700000000.250000\n0m0.001s 0m0.002s\n0m0.100s 0m0.020s\nhello\nworld"
 	for size := 1; size <= len(stream); size++ {
 		var header string
-		s := &splitter{marker: []byte(marker), header: true, before: &capped{max: 1 << 20, over: func() {}}, after: &capped{max: 1 << 20, over: func() {}},
+		s := &splitter{marker: []byte(marker), header: true, before: sandbox.NewOutputBuffer(1<<20, func() {}), after: sandbox.NewOutputBuffer(1<<20, func() {}),
 			onMarker: func(h string) error { header = h; return nil }}
 		for i := 0; i < len(stream); i += size {
 			_, _ = s.Write([]byte(stream[i:min(i+size, len(stream))]))
@@ -37,7 +39,7 @@ func TestSplitterFindsTheMarkerAcrossWrites(t *testing.T) {
 // that might have begun the marker included.
 func TestSplitterWithoutMarker(t *testing.T) {
 	marker := markerPrefix + "0123456789abcdef:"
-	s := &splitter{marker: []byte(marker), before: &capped{max: 1 << 20, over: func() {}}, after: &capped{max: 1 << 20, over: func() {}}}
+	s := &splitter{marker: []byte(marker), before: sandbox.NewOutputBuffer(1<<20, func() {}), after: sandbox.NewOutputBuffer(1<<20, func() {})}
 	_, _ = s.Write([]byte("error: y\ncoderun-compi"))
 	s.flush()
 	if got := s.before.String(); got != "error: y\ncoderun-compi" || s.after.String() != "" {
@@ -50,14 +52,14 @@ func TestSplitterWithoutMarker(t *testing.T) {
 func TestSplitterBoundsEachStep(t *testing.T) {
 	marker := markerPrefix + "x:"
 	var over []string
-	s := &splitter{marker: []byte(marker), before: &capped{max: 4, over: func() { over = append(over, "compile") }},
-		after: &capped{max: 8, over: func() { over = append(over, "run") }}}
+	s := &splitter{marker: []byte(marker), before: sandbox.NewOutputBuffer(4, func() { over = append(over, "compile") }),
+		after: sandbox.NewOutputBuffer(8, func() { over = append(over, "run") })}
 	_, _ = s.Write([]byte("abc" + marker + "12345678"))
 	if len(over) != 0 {
 		t.Fatalf("limits reached: %v", over)
 	}
 	_, _ = s.Write([]byte("9"))
-	if strings.Join(over, ",") != "run" || s.after.String() != "12345678" || !s.after.truncated {
+	if strings.Join(over, ",") != "run" || s.after.String() != "12345678" || !s.after.Truncated() {
 		t.Fatalf("over %v, after %q", over, s.after.String())
 	}
 }
