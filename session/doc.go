@@ -54,7 +54,8 @@
 // included. A "done" is a claim. The cell ends when, as a claim arrives,
 // the host sees from outside the sandbox that the interpreter's main thread
 // is blocked reading its requests (sandbox.Process.AwaitingInput: on Linux,
-// read(2) on the stdin pipe, in the host's /proc): a fact no write can fake.
+// read(2) on the stdin pipe, in the host's /proc; on gVisor, in the
+// Sentry's report of its tasks' reads): a fact no write can fake.
 // Until then the cell is running, its time limit applies, and what it
 // writes is its own output. After a failed check the host checks again,
 // more and more rarely; one that finds the interpreter waiting asks it to

@@ -26,6 +26,10 @@
 //	             reasons, usage, files out
 //	leftovers.go what a killed coderun or runsc leaves behind (runsc
 //	             state, mounts, cgroups) and reclaiming it at start
+//	interactive.go long-lived sandboxes: one container, a program at a
+//	             time started in it with runsc exec
+//	readwatch.go which threads of a long-lived sandbox are in read(2),
+//	             and on what, as the Sentry reports them (AwaitingInput)
 //
 // The platform is systrap (runsc's default): coderun's development
 // machines are paravirtualized KVM guests without nested virtualization,

@@ -31,7 +31,9 @@ import (
 // program starts beside none of them; the workspace (/work, /tmp,
 // /dev/shm: the host tmpfs) carries over. A container that died (an OOM
 // kill takes the Sentry, Kill takes every process) is made again, over
-// the same workspace, when the next program starts.
+// the same workspace, when the next program starts. Its Sentry reports
+// its tasks' reads to the host (readWatch), which sees through them when
+// a program awaits input.
 
 var (
 	_ sandbox.Interactive = (*Runtime)(nil)
@@ -50,19 +52,23 @@ func (r *Runtime) NewSandbox(ctx context.Context, spec sandbox.Spec) (sandbox.Sa
 		return nil, fmt.Errorf("gvisor: new sandbox: %w", err)
 	}
 	s := &longSandbox{r: r, b: b, lim: lim}
-	if _, err := hostdir.WriteFiles(b.ws.work(), spec.Files, r.opts.UID, r.opts.UID); err != nil {
+	if s.watch, err = newReadWatch(filepath.Join(b.dir, "trace.sock")); err != nil {
 		_ = r.destroy(b)
+		return nil, fmt.Errorf("gvisor: new sandbox: %w", err)
+	}
+	if _, err := hostdir.WriteFiles(b.ws.work(), spec.Files, r.opts.UID, r.opts.UID); err != nil {
+		_ = s.destroy()
 		return nil, err
 	}
 	if err := s.boot(ctx); err != nil {
-		_ = r.destroy(b)
+		_ = s.destroy()
 		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	select {
 	case <-r.closed:
-		_ = r.destroy(b)
+		_ = s.destroy()
 		return nil, errors.New("gvisor runtime: closed")
 	default:
 	}
@@ -75,9 +81,10 @@ func (r *Runtime) NewSandbox(ctx context.Context, spec sandbox.Spec) (sandbox.Sa
 
 // longSandbox implements sandbox.Sandbox.
 type longSandbox struct {
-	r   *Runtime
-	b   *box
-	lim sandbox.Limits
+	r     *Runtime
+	b     *box
+	lim   sandbox.Limits
+	watch *readWatch // the reads of the container's threads
 
 	mu      sync.Mutex
 	alive   bool // the container runs
@@ -99,7 +106,8 @@ func (s *longSandbox) setOOMSeen(n int64) {
 	s.mu.Unlock()
 }
 
-// boot starts the box's container: its init sleeps, as uid UID-1.
+// boot starts the box's container: its init sleeps, as uid UID-1. Its
+// Sentry sends the reads of its threads to s.watch.
 func (s *longSandbox) boot(ctx context.Context) error {
 	_ = s.r.runscQuiet(ctx, "delete", "--force", s.b.id) // a dead one's state
 	proc := s.r.process([]string{"/bin/sleep", "infinity"}, baseEnv, s.lim)
@@ -107,11 +115,27 @@ func (s *longSandbox) boot(ctx context.Context) error {
 	if err := writeSpec(s.b.dir, s.r.spec(s.b, proc)); err != nil {
 		return err
 	}
-	if err := s.r.runscQuiet(ctx, "run", "--detach", "--bundle="+s.b.dir, s.b.id); err != nil {
+	trace, err := s.watch.initConfig()
+	if err != nil {
+		return err
+	}
+	traceFile := filepath.Join(s.b.dir, "trace.json")
+	if err := os.WriteFile(traceFile, trace, 0o600); err != nil {
+		return fmt.Errorf("gvisor: trace session: %w", err)
+	}
+	err = s.watch.accept(ctx, func() error {
+		return s.r.runscQuiet(ctx, "--pod-init-config="+traceFile, "run", "--detach", "--bundle="+s.b.dir, s.b.id)
+	})
+	if err != nil {
 		return fmt.Errorf("gvisor: starting the sandbox: %w", err)
 	}
 	s.alive = true
 	return nil
+}
+
+// destroy stops following the container's reads and removes the box.
+func (s *longSandbox) destroy() error {
+	return errors.Join(s.watch.close(), s.r.destroy(s.b))
 }
 
 func (s *longSandbox) ID() string { return s.b.id }
@@ -294,7 +318,7 @@ func (s *longSandbox) Close() error {
 	s.r.mu.Lock()
 	delete(s.r.live, s)
 	s.r.mu.Unlock()
-	return s.r.destroy(s.b)
+	return s.destroy()
 }
 
 // process is a program runsc exec started in a long-lived sandbox.
@@ -315,6 +339,7 @@ type process struct {
 	readyAt          time.Time
 
 	mu       sync.Mutex
+	sbxPid   int // the program's pid in the sandbox, once known
 	killed   bool
 	result   *sandbox.Result
 	waitOnce sync.Once
@@ -335,10 +360,26 @@ func (p *process) ended() bool {
 
 // pid is the program's pid in the sandbox, once runsc exec has written it.
 func (p *process) pid() (int, error) {
+	p.mu.Lock()
+	known := p.sbxPid
+	p.mu.Unlock()
+	if known > 0 {
+		return known, nil
+	}
 	for i := 0; i < 500; i++ {
 		data, err := os.ReadFile(p.pidFile)
 		if err == nil && len(strings.TrimSpace(string(data))) > 0 {
-			return strconv.Atoi(strings.TrimSpace(string(data)))
+			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			if err != nil {
+				return 0, fmt.Errorf("the program's pid: %w", err)
+			}
+			if pid <= 0 {
+				return 0, fmt.Errorf("the program's pid: %d", pid)
+			}
+			p.mu.Lock()
+			p.sbxPid = pid
+			p.mu.Unlock()
+			return pid, nil
 		}
 		if p.ended() {
 			break
@@ -495,11 +536,22 @@ func (p *process) CPUTime() (time.Duration, error) {
 	return u + s - p.cpuBase, nil
 }
 
-// AwaitingInput is unsupported: the program's threads are the Sentry's,
-// and the host cannot see what they wait for.
+// AwaitingInput reports whether the program's main thread (the task whose
+// id is the program's pid) is in read(2) on its stdin, as the Sentry
+// reports its tasks' reads to the host (readWatch). The host holds the
+// stdin pipe's only write end, so such a read stays blocked until the
+// host writes.
 func (p *process) AwaitingInput() (bool, error) {
 	if p.ended() {
 		return false, errors.New("the program has ended")
 	}
-	return false, fmt.Errorf("gvisor: the host cannot see a program's threads in the Sentry: %w", errors.ErrUnsupported)
+	pid, err := p.pid()
+	if err != nil {
+		return false, fmt.Errorf("awaiting input: %w", err)
+	}
+	ok, err := p.s.watch.inStdinRead(int32(pid))
+	if err != nil {
+		return false, fmt.Errorf("awaiting input: %w", err)
+	}
+	return ok, nil
 }

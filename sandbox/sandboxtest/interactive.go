@@ -729,14 +729,16 @@ print("PROCS:" + json.dumps(procs))
 
 // awaitingInput: AwaitingInput is true only while the program is blocked
 // reading its stdin: not while it computes, nor while it is blocked reading
-// another pipe, whatever it writes; the program cannot open its stdin for
-// writing to wake itself; and a program that has ended reports an error.
+// another pipe, whatever it writes; the program cannot write to its stdin
+// to wake itself (on Linux it cannot open it for writing; gVisor opens it,
+// on the pipe's read end, where a write fails); and a program that has
+// ended reports an error.
 func (l *longLived) awaitingInput(t *testing.T) {
 	sb := l.newSandbox(t, sandbox.Spec{})
 	prog := pyProg(`import os
 r, w = os.pipe()
 try:
-    open("/proc/self/fd/0", "wb")
+    open("/proc/self/fd/0", "wb", buffering=0).write(b"x")
     os.write(1, b"stdin writable\n")
 except OSError as e:
     os.write(1, b"stdin not writable\n")
