@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 )
@@ -147,4 +148,62 @@ func (a Auth) Tenant(key string) (tenant string, ok bool) {
 		return "", false
 	}
 	return a.Keys.Tenant(key)
+}
+
+// Errors of Auth.Request, each answered 401.
+var (
+	ErrMissingKey   = errors.New("missing API key: send Authorization: Bearer KEY")
+	ErrUnknownKey   = errors.New("unknown API key")
+	ErrMalformedKey = errors.New("malformed credentials: send Authorization: Bearer KEY, or X-API-Key: KEY")
+)
+
+// Request authenticates r by the credentials it presents (see
+// Credentials). A request that presents none is DefaultTenant's with
+// InsecureLocal, else ErrMissingKey; one that presents credentials is
+// never keyless, even with InsecureLocal: an unknown key is
+// ErrUnknownKey, a malformed one (another scheme, an empty token)
+// ErrMalformedKey.
+func (a Auth) Request(r *http.Request) (tenant string, err error) {
+	key, given := Credentials(r)
+	switch {
+	case !given:
+		if a.InsecureLocal {
+			return DefaultTenant, nil
+		}
+		return "", ErrMissingKey
+	case key == "":
+		return "", ErrMalformedKey
+	}
+	if a.Keys != nil {
+		if t, ok := a.Keys.Tenant(key); ok {
+			return t, nil
+		}
+	}
+	return "", ErrUnknownKey
+}
+
+// Credentials returns the API key r presents ("X-API-Key: KEY", else
+// "Authorization: Bearer KEY"), and whether it presents credentials at
+// all: given with an empty key means malformed ones (an Authorization of
+// another scheme or with an empty token, a header given twice), which
+// must not pass for none. An empty X-API-Key is none (what an SDK sends
+// when its key is unset).
+func Credentials(r *http.Request) (key string, given bool) {
+	if k, ok := r.Header["X-Api-Key"]; ok && (len(k) != 1 || strings.TrimSpace(k[0]) != "") {
+		if len(k) != 1 {
+			return "", true
+		}
+		return strings.TrimSpace(k[0]), true
+	}
+	if a, ok := r.Header["Authorization"]; ok {
+		if len(a) != 1 {
+			return "", true
+		}
+		scheme, k, _ := strings.Cut(strings.TrimSpace(a[0]), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return "", true
+		}
+		return strings.TrimSpace(k), true
+	}
+	return "", false
 }

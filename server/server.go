@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,23 +182,11 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
-// APIKey returns the key a request presents: "Authorization: Bearer KEY",
-// else the X-API-Key header.
-func APIKey(r *http.Request) string {
-	if a := r.Header.Get("Authorization"); a != "" {
-		if scheme, key, ok := strings.Cut(a, " "); ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(key)
-		}
-		return ""
-	}
-	return r.Header.Get("X-API-Key")
-}
-
-// Authenticate resolves the tenant of a request from the key it
-// presents (see Auth.Tenant), as the server does for the surfaces it
+// Authenticate resolves the tenant of r from the credentials it presents
+// (see Auth.Request), as the server does for the surfaces it
 // authenticates.
-func (s *Server) Authenticate(key string) (tenant string, ok bool) {
-	return Auth{Keys: s.opts.Keys, InsecureLocal: s.opts.InsecureLocal}.Tenant(key)
+func (s *Server) Authenticate(r *http.Request) (tenant string, err error) {
+	return Auth{Keys: s.opts.Keys, InsecureLocal: s.opts.InsecureLocal}.Request(r)
 }
 
 // Allow applies tenant's request rate (a surface with OwnAuth calls it
@@ -215,15 +202,10 @@ func (s *Server) Allow(tenant string) error {
 // the tenant's request rate (429).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := APIKey(r)
-		tenant, ok := s.Authenticate(key)
-		if !ok {
+		tenant, err := s.Authenticate(r)
+		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="coderun"`)
-			msg := "missing API key: send Authorization: Bearer KEY"
-			if key != "" {
-				msg = "unknown API key"
-			}
-			WriteError(w, http.StatusUnauthorized, CodeAuth, msg)
+			WriteError(w, http.StatusUnauthorized, CodeAuth, err.Error())
 			return
 		}
 		if info := infoFrom(r.Context()); info != nil {

@@ -129,6 +129,10 @@ func TestInsecureLocal(t *testing.T) {
 	check(nil, 200, server.DefaultTenant)
 	check(map[string]string{"Authorization": "Bearer " + aliceKey}, 200, "alice")
 	check(map[string]string{"Authorization": "Bearer wrong-key-0123456789"}, 401, "")
+	// Credentials the server cannot read are not none.
+	check(map[string]string{"Authorization": "Basic " + aliceKey}, 401, "")
+	check(map[string]string{"Authorization": "Bearer"}, 401, "")
+	check(map[string]string{"X-API-Key": ""}, 200, server.DefaultTenant)
 	// This machine's browsers do not drive a keyless server: not through
 	// DNS rebinding (a foreign Host), not by a cross-site request.
 	check(map[string]string{"Host": "rebound.example:8080"}, 403, "")

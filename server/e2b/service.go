@@ -145,24 +145,12 @@ func writeJSONError(w http.ResponseWriter, status int, msg string) {
 }
 
 // keyTenant is the tenant of the API key a request presents (X-API-Key, or
-// a bearer token), or the default tenant for a request without a valid
-// one on an insecure local server.
+// a bearer token), or the default tenant for a request without any on an
+// insecure local server (see server.Auth.Request: an unknown or malformed
+// key is refused whatever the mode).
 func (s *Service) keyTenant(r *http.Request) (string, bool) {
-	key := r.Header.Get("X-API-Key")
-	if key == "" {
-		if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-			key = strings.TrimSpace(a[7:])
-		}
-	}
-	if key != "" && s.opts.Keys != nil {
-		if t, ok := s.opts.Keys.Tenant(key); ok {
-			return t, true
-		}
-	}
-	if s.opts.InsecureLocal {
-		return server.DefaultTenant, true
-	}
-	return "", false
+	t, err := server.Auth{Keys: s.opts.Keys, InsecureLocal: s.opts.InsecureLocal}.Request(r)
+	return t, err == nil
 }
 
 type boxCtxKey struct{}

@@ -123,15 +123,16 @@ func credentials(r *http.Request) string {
 // keyless tenant's, or refused.
 func (h *Handler) tenant(r *http.Request) (string, error) {
 	key := credentials(r)
+	if key == "" && (r.Header.Get("Authorization") != "" || r.Header.Get("X-API-Key") != "") {
+		// Credentials it cannot read are not none: never the keyless tenant's.
+		return "", errors.New("malformed credentials: send Authorization: Bearer KEY, or Basic with the key as password")
+	}
 	if key == "" {
 		switch {
 		case h.opts.KeylessTenant != "":
 			return h.opts.KeylessTenant, nil
 		case h.opts.InsecureLocal:
 			return server.DefaultTenant, nil
-		}
-		if r.Header.Get("Authorization") != "" {
-			return "", errors.New("unsupported Authorization: send Bearer KEY, or Basic with the key as password")
 		}
 		return "", errors.New("missing API key: send Authorization: Bearer KEY, or put the key in the URL (http://sf:KEY@host/run_code); or have the operator set a tenant for keyless SandboxFusion clients (server.sandboxfusion_tenant)")
 	}
