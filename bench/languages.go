@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -219,14 +221,27 @@ func poolFull(ctx context.Context, rt sandbox.Runtime, size int) error {
 	return nil
 }
 
+// unprivileged is the user the host's commands run as when the benchmark
+// runs as root (nobody).
+const unprivileged = 65534
+
 // helloDirect runs code's compile and run commands on the host, in a
 // fresh directory with fresh caches (as a sandbox has), and times them.
+// Run as root, the commands run as an unprivileged user, as the sandbox's
+// program does: the toolchains' shared caches (language.GoCache) are then
+// read-only on both sides, as they are meant to be. Root's Go would write
+// each build's entries into the Go build cache every sandbox reads, a
+// cache state no sandbox has and a change to the cache they share.
 func helloDirect(ctx context.Context, spec *language.Spec, tool, code string) (time.Duration, error) {
 	dir, err := os.MkdirTemp("", "coderun-bench-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
+	var attr *syscall.SysProcAttr
+	if os.Geteuid() == 0 {
+		attr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: unprivileged, Gid: unprivileged, Groups: []uint32{}}}
+	}
 	cache := filepath.Join(dir, "cache")
 	b, err := spec.Plan(tool, dir, cache, "", code, nil, func(p string) bool { _, err := os.Stat(p); return err == nil })
 	if err != nil {
@@ -246,17 +261,32 @@ func helloDirect(ctx context.Context, spec *language.Spec, tool, code string) (t
 	if err := os.WriteFile(filepath.Join(dir, b.File), []byte(code), 0o644); err != nil {
 		return 0, err
 	}
+	if attr != nil {
+		if err := chownTree(dir, unprivileged); err != nil {
+			return 0, err
+		}
+	}
 	for _, argv := range [][]string{b.Compile, b.Run} {
 		if argv == nil {
 			continue
 		}
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env = dir, env
+		cmd.Dir, cmd.Env, cmd.SysProcAttr = dir, env, attr
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return 0, fmt.Errorf("bench: %s on the host: %q: %v: %s", spec.Name, argv, err, out)
 		}
 	}
 	return time.Since(start), nil
+}
+
+// chownTree gives the tree at dir to uid (and its group).
+func chownTree(dir string, uid int) error {
+	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	})
 }
 
 // humanEvalXRate runs the first cfg.Items canonical solutions of lang

@@ -1,0 +1,26 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/coderun/coderun/language"
+)
+
+// TestHelloDirectUnprivileged: run as root, the host's side of the
+// languages benchmark runs its commands as an unprivileged user, so that
+// the toolchains' shared caches are read-only to it as to a sandbox (root's
+// Go wrote its builds into the Go build cache sandboxes share).
+func TestHelloDirectUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	spec := &language.Spec{Name: "probe", File: "main.sh",
+		Compile: []string{"/bin/sh", "-c", `test "$(id -u)" != 0 && test -w . && test -w "$TMPDIR"`},
+		Run:     []string{"/bin/sh", "{src}"},
+		Env:     map[string]string{"TMPDIR": "{cache}/tmp"}}
+	if _, err := helloDirect(context.Background(), spec, "/bin/sh", "test \"$(id -u)\" != 0\n"); err != nil {
+		t.Fatal(err)
+	}
+}
