@@ -163,6 +163,11 @@ type Result struct {
 	Files []FileInfo `json:"files,omitempty"`
 	// FilesTruncated is set when there were more changed files than reported.
 	FilesTruncated bool `json:"files_truncated,omitempty"`
+	// Removed lists, in path order, the input files (Request.Files, as
+	// cleaned by CleanPath) the run removed: no longer in the workspace
+	// under their path. An input replaced by another kind of entry is in
+	// Files instead.
+	Removed []string `json:"removed,omitempty"`
 	// Compile is the compile step's own result, for a compiled language
 	// (its Stdout and Stderr hold the compiler's diagnostics).
 	Compile *Result `json:"compile,omitempty"`

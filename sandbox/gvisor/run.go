@@ -59,8 +59,7 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 	if res.Reason == sandbox.ReasonSetupError {
 		return res, nil
 	}
-	res.Files, res.FilesTruncated, err = hostdir.CollectFiles(b.ws.work(), snap, req.FileContents)
-	if err != nil {
+	if err := hostdir.Collect(res, b.ws.work(), snap, req.FileContents); err != nil {
 		res.Error = joinNote(res.Error, "reading the output files: "+err.Error())
 	}
 	return res, nil

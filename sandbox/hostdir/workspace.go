@@ -174,6 +174,48 @@ func CollectFiles(dir string, snap Snapshot, maxContent int64) (files []sandbox.
 	return files, truncated, nil
 }
 
+// Collect fills res's Files, FilesTruncated and Removed from the workspace
+// dir after a run given the input files recorded in snap: what
+// CollectFiles reports, and the input files snap records that are no
+// longer there (see RemovedInputs).
+func Collect(res *sandbox.Result, dir string, snap Snapshot, maxContent int64) error {
+	var err error
+	res.Files, res.FilesTruncated, err = CollectFiles(dir, snap, maxContent)
+	if err != nil {
+		return err
+	}
+	res.Removed, err = RemovedInputs(dir, snap)
+	return err
+}
+
+// RemovedInputs lists, in path order, the input files recorded in snap
+// that are no longer in the workspace dir under their path (the
+// directories made for them are not listed): gone, or no longer reached
+// (a directory on the way replaced by a file, or by a link leading out
+// of the workspace, which is never followed). Each is looked up on its
+// own, so the answer does not depend on how many entries the run made.
+func RemovedInputs(dir string, snap Snapshot) ([]string, error) {
+	if len(snap) == 0 {
+		return nil, nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	defer root.Close()
+	var removed []string
+	for p, st := range snap {
+		if st.mode.IsDir() {
+			continue
+		}
+		if _, err := root.Lstat(p); err != nil {
+			removed = append(removed, p)
+		}
+	}
+	sort.Strings(removed)
+	return removed, nil
+}
+
 // changedEntries walks root and describes, in path order and without
 // content, every entry that is not in snap as it was recorded there.
 //

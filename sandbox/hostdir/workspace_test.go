@@ -167,3 +167,53 @@ func TestWriteFilesRefusesAFIFO(t *testing.T) {
 		t.Fatal("WriteFiles blocked on a FIFO in the workspace")
 	}
 }
+
+// An input file the run removed is in Removed, however it went: deleted,
+// its directory removed, or its directory replaced by a file or by a link
+// leading out of the workspace. One kept, changed, or replaced by another
+// kind of entry is not (a changed one is in Files).
+func TestCollectReportsRemovedInputs(t *testing.T) {
+	dir := t.TempDir()
+	snap, err := hostdir.WriteFiles(dir, []sandbox.File{
+		{Path: "gone.txt", Content: []byte("g")},
+		{Path: "kept.txt", Content: []byte("k")},
+		{Path: "changed.txt", Content: []byte("c")},
+		{Path: "nowdir", Content: []byte("d")},
+		{Path: "d/in.txt", Content: []byte("i")},
+		{Path: "f/in.txt", Content: []byte("i")},
+		{Path: "l/in.txt", Content: []byte("i")},
+	}, os.Getuid(), os.Getgid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res sandbox.Result
+	if err := hostdir.Collect(&res, dir, snap, 0); err != nil || res.Removed != nil {
+		t.Fatalf("right after writing the inputs: removed %q, err %v; want none", res.Removed, err)
+	}
+	at := func(p string) string { return filepath.Join(dir, p) }
+	for _, err := range []error{
+		os.Remove(at("gone.txt")),
+		os.WriteFile(at("changed.txt"), []byte("changed"), 0o644),
+		os.Remove(at("nowdir")), os.Mkdir(at("nowdir"), 0o755),
+		os.RemoveAll(at("d")),
+		os.RemoveAll(at("f")), os.WriteFile(at("f"), nil, 0o644),
+		os.RemoveAll(at("l")), os.Symlink("/etc", at("l")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := hostdir.Collect(&res, dir, snap, 0); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"d/in.txt", "f/in.txt", "gone.txt", "l/in.txt"}; fmt.Sprint(res.Removed) != fmt.Sprint(want) {
+		t.Errorf("removed %q; want %q", res.Removed, want)
+	}
+	changed := map[string]bool{}
+	for _, f := range res.Files {
+		changed[f.Path] = true
+	}
+	if !changed["changed.txt"] || !changed["nowdir"] {
+		t.Errorf("files %+v; want changed.txt and nowdir among them", res.Files)
+	}
+}

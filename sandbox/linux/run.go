@@ -53,10 +53,8 @@ func (b *box) run(ctx context.Context, req *sandbox.Request) *sandbox.Result {
 		res.Reason = sandbox.ReasonOutputLimit
 		res.Error = joinErr(res.Error, outputLimitError(req.Limits))
 	}
-	if files, truncated, err := hostdir.CollectFiles(b.ws.work(), ex.snap, req.FileContents); err != nil {
+	if err := hostdir.Collect(res, b.ws.work(), ex.snap, req.FileContents); err != nil {
 		res.Error = joinErr(res.Error, err.Error())
-	} else {
-		res.Files, res.FilesTruncated = files, truncated
 	}
 	b.rt.destroyLater(b)
 	return res

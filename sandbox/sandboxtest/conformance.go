@@ -261,6 +261,9 @@ os.remove("gone.txt")
 	if strings.Join(paths, " ") != strings.Join(wantPaths, " ") {
 		t.Errorf("reported files %v, want %v (sorted; unchanged and deleted inputs omitted)", paths, wantPaths)
 	}
+	if strings.Join(res.Removed, " ") != "gone.txt" {
+		t.Errorf("removed inputs %q, want [gone.txt]", res.Removed)
+	}
 	check := func(p string, kind sandbox.FileKind, created bool, size int64, content string, truncated bool) {
 		t.Helper()
 		f, ok := byPath[p]

@@ -2,21 +2,33 @@ package toolchain
 
 import (
 	"bytes"
+	"errors"
 	"io/fs"
+	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/coderun/coderun/sandbox"
 )
 
-// collect lists what the run created or changed in the workspace, as a
-// one-shot run's Result.Files: the build directory left out, an input
-// file only when its content or mode changed (then Created is false), and
-// up to maxContent bytes of each regular file, all together at most budget.
-func collect(sb sandbox.Sandbox, inputs []sandbox.File, maxContent, budget int64) ([]sandbox.FileInfo, bool, error) {
+// collect fills res's Files, FilesTruncated and Removed from what the run
+// did in the workspace, as a one-shot run's result: the build directory
+// left out, an input file only when its content or mode changed (then
+// Created is false), up to maxContent bytes of each regular file, all
+// together at most budget; and the input files no longer there.
+func collect(res *sandbox.Result, sb sandbox.Sandbox, inputs []sandbox.File, maxContent, budget int64) error {
 	all, truncated, err := sb.Files()
 	if err != nil {
-		return nil, false, err
+		return err
 	}
+	res.Files, res.FilesTruncated = changed(sb, all, inputs, maxContent, budget), truncated
+	res.Removed = removed(sb, all, inputs)
+	return nil
+}
+
+// changed is what of the workspace's entries all the run created or
+// changed (see collect).
+func changed(sb sandbox.Sandbox, all []sandbox.FileInfo, inputs []sandbox.File, maxContent, budget int64) []sandbox.FileInfo {
 	given := map[string]sandbox.File{}
 	for _, f := range inputs {
 		if p, err := sandbox.CleanPath(f.Path); err == nil {
@@ -43,7 +55,29 @@ func collect(sb sandbox.Sandbox, inputs []sandbox.File, maxContent, budget int64
 		}
 		out = append(out, fi)
 	}
-	return out, truncated, nil
+	return out
+}
+
+// removed lists, in path order, the input files that are not in the
+// workspace under their path: not among its entries all (which may be cut
+// short) nor there when read.
+func removed(sb sandbox.Sandbox, all []sandbox.FileInfo, inputs []sandbox.File) []string {
+	listed := map[string]bool{}
+	for _, fi := range all {
+		listed[fi.Path] = true
+	}
+	var out []string
+	for _, f := range inputs {
+		p, err := sandbox.CleanPath(f.Path)
+		if err != nil || listed[p] {
+			continue
+		}
+		if _, _, err := sb.ReadFile(p, 0); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // unchanged reports whether the workspace's file fi still holds the input

@@ -79,7 +79,7 @@ func (r *Runtime) separate(ctx context.Context, irt sandbox.Interactive, b *lang
 		return setupError(r.inner.Name(), fmt.Errorf("run: %w", err)), nil
 	}
 	res.Runtime, res.Compile = r.inner.Name(), compiled
-	if res.Files, res.FilesTruncated, err = collect(sb, req.Files, req.FileContents, boxLim.WorkspaceBytes); err != nil {
+	if err = collect(res, sb, req.Files, req.FileContents, boxLim.WorkspaceBytes); err != nil {
 		res.Error = strings.TrimPrefix(res.Error+"; ", "; ") + "listing files: " + err.Error()
 	}
 	return res, nil
@@ -99,9 +99,9 @@ func (r *Runtime) interpret(ctx context.Context, req sandbox.Request, b *languag
 	if err != nil || res == nil {
 		return res, err
 	}
-	res.Files = slices.DeleteFunc(res.Files, func(f sandbox.FileInfo) bool {
-		return f.Path == BuildDir || strings.HasPrefix(f.Path, BuildDir+"/")
-	})
+	inBuild := func(p string) bool { return p == BuildDir || strings.HasPrefix(p, BuildDir+"/") }
+	res.Files = slices.DeleteFunc(res.Files, func(f sandbox.FileInfo) bool { return inBuild(f.Path) })
+	res.Removed = slices.DeleteFunc(res.Removed, inBuild)
 	return res, nil
 }
 

@@ -130,7 +130,7 @@ func (r *Runtime) together(ctx context.Context, irt sandbox.Interactive, b *lang
 	if res, retry = t.results(ctx, whole, box); retry || res.Reason == sandbox.ReasonCompileError || res.Compile == nil {
 		return res, retry, nil
 	}
-	if res.Files, res.FilesTruncated, err = collect(sb, req.Files, req.FileContents, box.WorkspaceBytes); err != nil {
+	if err = collect(res, sb, req.Files, req.FileContents, box.WorkspaceBytes); err != nil {
 		res.Error = strings.TrimPrefix(res.Error+"; ", "; ") + "listing files: " + err.Error()
 	}
 	return res, false, nil

@@ -330,3 +330,43 @@ func TestPoolServesDefaultRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestRemovedInputsAreReported: an input file the program removed is in
+// Result.Removed, whether the steps ran apart, together in a pooled
+// sandbox, or the language is interpreted (its source, in the build
+// directory, is never among them); one it kept is not.
+func TestRemovedInputsAreReported(t *testing.T) {
+	files := []sandbox.File{{Path: "kept.txt", Content: []byte("k")}, {Path: "d/gone.txt", Content: []byte("g")}}
+	cCode := "#include <stdio.h>\nint main(void) { return remove(\"d/gone.txt\") != 0; }\n"
+	for _, c := range []struct {
+		name string
+		lang language.Language
+		code string
+		opts toolchain.Options
+	}{
+		{"compiled", language.C, cCode, toolchain.Options{}},
+		{"compiled pooled", language.C, cCode, toolchain.Options{Pool: 1}},
+		{"interpreted", language.Ruby, "File.delete('d/gone.txt')\nsystem('rm', '-rf', '.coderun') or exit 7\n", toolchain.Options{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			need(t, c.lang)
+			rt := newRuntimeWith(t, c.opts)
+			if c.opts.Pool > 0 {
+				deadline := time.Now().Add(time.Minute)
+				for rt.(interface{ PoolReady() int }).PoolReady() < 1 && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			res := run(t, rt, sandbox.Request{Language: c.lang, Code: c.code, Files: files})
+			if !res.OK() {
+				t.Fatalf("%s (stderr %q)", res.Summary(), res.Stderr)
+			}
+			if c.opts.Pool > 0 && !res.Pooled {
+				t.Errorf("not served by the pool")
+			}
+			if strings.Join(res.Removed, " ") != "d/gone.txt" {
+				t.Errorf("removed %q; want [d/gone.txt]", res.Removed)
+			}
+		})
+	}
+}

@@ -192,6 +192,7 @@ func schemas() map[string]any {
 			"exit_code": typ("integer", "-1 when a signal ended the program."), "signal": typ("string", "The signal that ended it (SIGKILL)."),
 			"reason": enum("Why the run ended.", reasons...), "error": typ("string", "A setup error's explanation, or detail."),
 			"usage": server.Ref("Usage"), "files": arr(server.Ref("FileInfo")), "files_truncated": typ("boolean", ""),
+			"removed": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "The input files the run removed."},
 			"runtime": typ("string", "The runtime that ran it."), "pooled": typ("boolean", "A pre-started sandbox served it."),
 			"compile": server.Ref("Result"),
 		}),

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"runtime"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -236,9 +237,8 @@ func commandResult(res *sandbox.Result) *CommandRunResult {
 }
 
 // fetch puts the files asked for into files, base64: what the run created
-// or changed, else the input placed before it (a sandbox's result does not
-// tell removals: an input the program removed still comes back). A path
-// that is not there is left out, as SandboxFusion leaves it out; one
+// or changed, else the input placed before it unless the run removed it. A
+// path that is not there is left out, as SandboxFusion leaves it out; one
 // larger than the bound of a fetched file is an error saying so.
 func fetch(files map[string]string, paths []string, res *sandbox.Result, inputs []sandbox.File, budget int64) error {
 	var total int64
@@ -276,7 +276,7 @@ func fetch(files map[string]string, paths []string, res *sandbox.Result, inputs 
 				}
 			}
 		}
-		if found {
+		if found || slices.Contains(res.Removed, p) {
 			continue
 		}
 		for _, f := range inputs {

@@ -172,6 +172,31 @@ func TestFilesInAndOut(t *testing.T) {
 	}
 }
 
+// An input file the program removed does not come back, as SandboxFusion
+// reads fetch_files from the directory the program left; one it kept
+// does. verl's reward path sends files and fetch_files alike.
+func TestFetchFilesLeavesOutRemovedInputs(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, sandboxfusion.Options{})
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	body := map[string]any{
+		"code":            "import os, shutil\nos.remove('gone.txt')\nshutil.rmtree('dir')\n",
+		"language":        "python",
+		"stdin":           nil,
+		"compile_timeout": 10, "run_timeout": 10, "memory_limit_MB": -1,
+		"files":       map[string]any{"gone.txt": b64("g"), "kept.txt": b64("k"), "dir/in.txt": b64("i")},
+		"fetch_files": []string{"gone.txt", "kept.txt", "dir/in.txt"},
+	}
+	code, resp := post(t, srv.URL+"/run_code", body)
+	if code != http.StatusOK || resp["status"] != "Success" {
+		t.Fatalf("HTTP %d: %v", code, resp)
+	}
+	files := resp["files"].(map[string]any)
+	if len(files) != 1 || files["kept.txt"] != b64("k") {
+		t.Errorf("files %v; want kept.txt alone", files)
+	}
+}
+
 // The statuses and their shapes: a Success and a Failed answer carry
 // run_result and an empty message; the answer always has every key.
 func TestAnswerShape(t *testing.T) {
