@@ -50,7 +50,8 @@ var maskedPaths = []string{
 type box struct {
 	name    string
 	id      string // the container's ID
-	dir     string // host: the box's state directory
+	dir     string // host: the state directory holding the workspace tmpfs
+	shared  bool   // the workspace is a long-lived sandbox's: destroy leaves it
 	cg      cgroup
 	initPid int // the container's init, as the host numbers it
 	lang    sandbox.Language
@@ -63,7 +64,7 @@ type box struct {
 
 func (b *box) ws() string   { return filepath.Join(b.dir, "ws") }
 func (b *box) work() string { return filepath.Join(b.dir, "ws", "work") }
-func (b *box) code() string { return filepath.Join(b.dir, "ws", "code") }
+func (b *box) code() string { return filepath.Join(b.dir, "ws", "code-"+b.name) }
 
 // newBox creates and starts a container whose init starts in's interpreter
 // under limits (Memory, Processes, WorkspaceBytes and OpenFiles apply to the
@@ -71,12 +72,22 @@ func (b *box) code() string { return filepath.Join(b.dir, "ws", "code") }
 // bootstrap is ready for the program, or has ended (then the box reports
 // that end). On failure nothing is left behind.
 func (r *Runtime) newBox(ctx context.Context, in sandbox.Interpreter, limits sandbox.Limits) (*box, error) {
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
+	return r.newBoxIn(ctx, in, limits, "")
+}
+
+// newBox is newBox over the workspace of the state directory dir, which
+// the box shares and leaves (a long-lived sandbox's: interactive.go); ""
+// makes the box a workspace of its own.
+func (r *Runtime) newBoxIn(ctx context.Context, in sandbox.Interpreter, limits sandbox.Limits, dir string) (*box, error) {
+	name, err := newName()
+	if err != nil {
 		return nil, err
 	}
-	b := &box{name: "coderun-" + hex.EncodeToString(rnd[:]), limits: limits, lang: in.Language, ended: make(chan struct{})}
-	b.dir = filepath.Join(r.opts.StateDir, b.name)
+	b := &box{name: name, limits: limits, lang: in.Language, ended: make(chan struct{})}
+	b.dir, b.shared = dir, dir != ""
+	if !b.shared {
+		b.dir = filepath.Join(r.opts.StateDir, b.name)
+	}
 	if err := r.startBox(ctx, b, in); err != nil {
 		_ = r.destroy(b)
 		return nil, err
@@ -84,21 +95,30 @@ func (r *Runtime) newBox(ctx context.Context, in sandbox.Interpreter, limits san
 	return b, nil
 }
 
-// startBox makes b's workspace and pipes, starts its container and waits
-// for its program to be ready.
-func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) error {
-	limits := b.limits
+// newName is a fresh name for a container or a sandbox's state directory.
+func newName() (string, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", err
+	}
+	return "coderun-" + hex.EncodeToString(rnd[:]), nil
+}
+
+// makeWorkspace makes the state directory dir and mounts in it the
+// workspace tmpfs of size bytes, holding work/, tmp/ and shm/ for uid.
+func (r *Runtime) makeWorkspace(dir string, size int64) error {
 	if err := os.MkdirAll(r.opts.StateDir, 0o711); err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	if err := os.Mkdir(b.dir, 0o711); err != nil {
+	if err := os.Mkdir(dir, 0o711); err != nil {
 		return fmt.Errorf("box directory: %w", err)
 	}
-	if err := os.Mkdir(b.ws(), 0o711); err != nil {
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o711); err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", b.ws(), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV,
-		"mode=0711,"+tmpfsSize(limits.WorkspaceBytes)); err != nil {
+	if err := unix.Mount("tmpfs", ws, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV,
+		"mode=0711,"+tmpfsSize(size)); err != nil {
 		return fmt.Errorf("mounting the workspace tmpfs: %w", err)
 	}
 	uid := r.opts.UID
@@ -106,7 +126,7 @@ func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) 
 		name string
 		mode os.FileMode
 	}{{"work", 0o755}, {"tmp", 0o1777}, {"shm", 0o1777}} {
-		p := filepath.Join(b.ws(), d.name)
+		p := filepath.Join(ws, d.name)
 		if err := os.Mkdir(p, d.mode); err != nil {
 			return err
 		}
@@ -114,6 +134,29 @@ func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) 
 			return err
 		}
 		if err := os.Chown(p, uid, uid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeWorkspace unmounts the workspace tmpfs of the state directory dir
+// and removes dir.
+func removeWorkspace(dir string) error {
+	var errs []error
+	if err := unix.Unmount(filepath.Join(dir, "ws"), unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		errs = append(errs, fmt.Errorf("unmounting the workspace: %w", err))
+	}
+	return errors.Join(append(errs, os.RemoveAll(dir))...)
+}
+
+// startBox makes b's workspace (unless it shares one) and pipes, starts
+// its container and waits for its program to be ready.
+func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) error {
+	limits := b.limits
+	uid := r.opts.UID
+	if !b.shared {
+		if err := r.makeWorkspace(b.dir, limits.WorkspaceBytes); err != nil {
 			return err
 		}
 	}
@@ -135,9 +178,20 @@ func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) 
 	// bounds for the container as a whole), no core files, and its CPU
 	// time a second past the limit (a backstop: the host's own check of
 	// the cgroup's CPU time stops the program at the limit).
-	script := "ulimit -n " + strconv.Itoa(limits.OpenFiles) + " && ulimit -c 0 && ulimit -t " +
-		strconv.FormatInt(int64(math.Ceil(limits.CPUTime.Seconds()))+1, 10) + " && exec \"$@\""
-	cmd := append([]string{initPath, "--supervise", codeDir, "/bin/sh", "-c", script, "sh"}, argv...)
+	// A long-lived sandbox's program without a CPU limit has no rlimit
+	// (its caller bounds it with CPUTime).
+	cpu := "unlimited"
+	if limits.CPUTime > 0 {
+		cpu = strconv.FormatInt(int64(math.Ceil(limits.CPUTime.Seconds()))+1, 10)
+	}
+	script := "ulimit -n " + strconv.Itoa(limits.OpenFiles) + " && ulimit -c 0 && ulimit -t " + cpu + " && exec \"$@\""
+	cmd := []string{initPath, "--supervise"}
+	if b.shared {
+		// A long-lived sandbox's program reads the host's pipe itself: its
+		// AwaitingInput is the host's to see (interactive.go).
+		cmd = append(cmd, "--direct-stdin")
+	}
+	cmd = append(append(cmd, codeDir, "/bin/sh", "-c", script, "sh"), argv...)
 	user := strconv.Itoa(uid) + ":" + strconv.Itoa(uid)
 	pids := int64(limits.Processes + initTasks)
 	cfg := &container.Config{
@@ -148,7 +202,7 @@ func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) 
 		Env:             baseEnv,
 		Hostname:        "sandbox",
 		NetworkDisabled: true,
-		Labels:          r.labels(),
+		Labels:          r.labels(filepath.Base(b.dir)),
 	}
 	host := &container.HostConfig{
 		NetworkMode:    "none",
@@ -316,11 +370,11 @@ func (r *Runtime) destroy(b *box) error {
 	if b.p != nil {
 		b.p.close()
 	}
-	if b.dir != "" {
-		if err := unix.Unmount(b.ws(), unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, fmt.Errorf("unmounting the workspace: %w", err))
-		}
-		errs = append(errs, os.RemoveAll(b.dir))
+	switch {
+	case b.shared:
+		errs = append(errs, os.RemoveAll(b.code()))
+	case b.dir != "":
+		errs = append(errs, removeWorkspace(b.dir))
 	}
 	return errors.Join(errs...)
 }

@@ -70,9 +70,26 @@ func ownerAlive(id string) bool {
 	return err == nil && now == id
 }
 
-// labels are the labels of the runtime's containers.
-func (r *Runtime) labels() map[string]string {
-	return map[string]string{labelKey: "1", labelOwner: r.owner}
+// labelWorkspace names the state directory (under the runtime's) whose
+// workspace a container uses: its own, or its long-lived sandbox's.
+const labelWorkspace = "io.github.coderun.workspace"
+
+// labels are the labels of a container of the runtime's whose workspace
+// is in the state directory named dir.
+func (r *Runtime) labels(dir string) map[string]string {
+	return map[string]string{labelKey: "1", labelOwner: r.owner, labelWorkspace: dir}
+}
+
+// leftoverDir is the state directory of a leftover container: the one
+// its label names, or (made before the label) its own name's.
+func (r *Runtime) leftoverDir(name string, labels map[string]string) string {
+	if d, ok := labels[labelWorkspace]; ok {
+		name = d
+	}
+	if !strings.HasPrefix(name, "coderun-") || strings.ContainsAny(name, "/.") {
+		return ""
+	}
+	return filepath.Join(r.opts.StateDir, name)
 }
 
 // reclaim removes the containers, workspaces and init directories whose
@@ -92,9 +109,7 @@ func (r *Runtime) reclaim(ctx context.Context) (int, error) {
 		for _, name := range c.Names {
 			b.name = strings.TrimPrefix(name, "/")
 		}
-		if strings.HasPrefix(b.name, "coderun-") && !strings.ContainsAny(b.name, "/.") {
-			b.dir = filepath.Join(r.opts.StateDir, b.name)
-		}
+		b.dir = r.leftoverDir(b.name, c.Labels)
 		if err := r.destroy(b); err != nil {
 			errs = append(errs, err)
 			continue

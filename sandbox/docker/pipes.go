@@ -26,12 +26,17 @@ type pipes struct {
 	in, payload             *os.File // the host writes
 	out, err, ready, status *os.File // the host reads (through the poller)
 	holds                   []int    // write ends held until the container opened its own
+	// keepOutputs leaves out and err to their reader, who closes them at
+	// their end (a long-lived sandbox's program: interactive.go).
+	keepOutputs bool
 }
 
 // pipeNames are the pipes, as the init program names them.
 var pipeNames = []string{"in", "payload", "out", "err", "ready", "status"}
 
 // newPipes makes the pipes in dir, for uid (the container's user) to open.
+// in stays root's, readable by others: no one in the container can open it
+// for writing (a program given it as its stdin included: /proc/self/fd/0).
 func newPipes(dir string, uid int) (*pipes, error) {
 	p := &pipes{dir: dir}
 	for _, n := range pipeNames {
@@ -40,7 +45,13 @@ func newPipes(dir string, uid int) (*pipes, error) {
 			p.close()
 			return nil, fmt.Errorf("making the pipe %s: %w", n, err)
 		}
-		if err := os.Chown(path, uid, uid); err != nil {
+		var err error
+		if n == "in" {
+			err = os.Chmod(path, 0o644)
+		} else {
+			err = os.Chown(path, uid, uid)
+		}
+		if err != nil {
 			p.close()
 			return nil, err
 		}
@@ -85,10 +96,14 @@ func (p *pipes) release() {
 	}
 }
 
-// close closes the host's ends.
+// close closes the host's ends (but for kept outputs).
 func (p *pipes) close() {
 	p.release()
-	for _, f := range []*os.File{p.in, p.payload, p.out, p.err, p.ready, p.status} {
+	files := []*os.File{p.in, p.payload, p.ready, p.status}
+	if !p.keepOutputs {
+		files = append(files, p.out, p.err)
+	}
+	for _, f := range files {
 		if f != nil {
 			f.Close()
 		}

@@ -163,14 +163,23 @@ wait:
 		// watch saw it overflow.
 		reason = sandbox.ReasonOutputLimit
 	}
+	outcome(res, b, reason, st.oomKills-base.oomKills, l)
+	return res
+}
+
+// outcome sets how the program of b ended: by reason, when the host
+// stopped it, else as its init reported, told apart by the cgroup's oom
+// kills since its start and its CPU time against l's limit (zero:
+// unbounded). res.Usage is set already.
+func outcome(res *sandbox.Result, b *box, reason sandbox.Reason, oom int64, l sandbox.Limits) {
 	if reason != "" {
 		res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
-		return res
+		return
 	}
 	if b.stErr != nil {
 		res.Reason, res.ExitCode = sandbox.ReasonKilled, -1
 		res.Error = joinNote(res.Error, b.stErr.Error())
-		return res
+		return
 	}
 	res.Reason = sandbox.ReasonExited
 	switch ws := b.status; {
@@ -179,7 +188,6 @@ wait:
 	default:
 		res.ExitCode = ws.ExitStatus()
 	}
-	oom := st.oomKills - base.oomKills
 	switch {
 	case oom > 0 && (res.ExitCode != 0 || res.Signal != ""):
 		res.Reason = sandbox.ReasonMemoryLimit
@@ -187,10 +195,9 @@ wait:
 		// A process of the program's was killed, and the program went on
 		// to succeed.
 		res.Error = joinNote(res.Error, "a process hit the memory limit and the kernel killed it (OOM)")
-	case (res.Signal == "SIGXCPU" || res.Signal == "SIGKILL") && res.Usage.CPU() >= l.CPUTime:
+	case (res.Signal == "SIGXCPU" || res.Signal == "SIGKILL") && l.CPUTime > 0 && res.Usage.CPU() >= l.CPUTime:
 		res.Reason = sandbox.ReasonCPULimit
 	}
-	return res
 }
 
 func joinNote(a, b string) string {

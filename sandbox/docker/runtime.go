@@ -73,6 +73,9 @@ type Runtime struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	bg        sync.WaitGroup // removals of used containers
+
+	mu   sync.Mutex
+	live map[*longSandbox]bool // long-lived sandboxes not closed yet
 }
 
 // New connects to the Docker Engine and checks that the image is there.
@@ -150,14 +153,24 @@ func newClient(host string) (*client.Client, error) {
 // Name returns "docker".
 func (r *Runtime) Name() string { return Name }
 
-// Close stops the pool, kills running programs' containers and waits for
-// every container this runtime made to be removed.
+// Close stops the pool, closes the long-lived sandboxes the caller left
+// open (their programs report killed), kills running programs' containers
+// and waits for every container this runtime made to be removed.
 func (r *Runtime) Close() error {
 	var err error
 	r.closeOnce.Do(func() {
 		close(r.closed)
+		r.mu.Lock()
+		live := make([]*longSandbox, 0, len(r.live))
+		for s := range r.live {
+			live = append(live, s)
+		}
+		r.mu.Unlock()
+		for _, s := range live {
+			err = errors.Join(err, s.Close())
+		}
 		if r.pool != nil {
-			err = r.pool.close()
+			err = errors.Join(err, r.pool.close())
 		}
 		r.bg.Wait()
 		err = errors.Join(err, r.cli.Close(), r.bin.remove())

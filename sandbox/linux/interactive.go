@@ -17,6 +17,7 @@ import (
 
 	"github.com/coderun/coderun/sandbox"
 	"github.com/coderun/coderun/sandbox/hostdir"
+	"github.com/coderun/coderun/sandbox/internal/procfs"
 )
 
 var _ sandbox.Interactive = (*Runtime)(nil)
@@ -131,14 +132,14 @@ func (s *longSandbox) start(ctx context.Context, prog sandbox.Program, beside bo
 		return nil, fmt.Errorf("start %s: %w", prog.Language, err)
 	}
 	b.keepOutputs = true // the caller reads them to the end; see eofCloser
-	link, err := pipeLink(b.stdin)
+	stdin, err := procfs.IDOf(b.stdin)
 	if err != nil {
 		b.kill()
 		ex.wait(context.Background())
 		b.destroy()
 		return nil, fmt.Errorf("start %s: %w", prog.Language, err)
 	}
-	p := &process{ex: ex, finished: make(chan struct{}), stdout: &eofCloser{f: b.stdout}, stderr: &eofCloser{f: b.stderr}, stdinLink: link}
+	p := &process{ex: ex, finished: make(chan struct{}), stdout: &eofCloser{f: b.stdout}, stderr: &eofCloser{f: b.stderr}, stdin: stdin}
 	if !beside {
 		s.current = p
 		return p, nil
@@ -253,13 +254,12 @@ func (s *longSandbox) Close() error {
 type process struct {
 	ex             *execution
 	stdout, stderr *eofCloser
-	// stdinLink is what /proc shows for a descriptor of the program's
-	// stdin pipe ("pipe:[inode]").
-	stdinLink string
-	once      sync.Once
-	finished  chan struct{}
-	result    *sandbox.Result
-	onEnd     func() // set for a program started beside others
+	// stdin is the program's stdin pipe.
+	stdin    procfs.ID
+	once     sync.Once
+	finished chan struct{}
+	result   *sandbox.Result
+	onEnd    func() // set for a program started beside others
 }
 
 func (p *process) Stdin() io.WriteCloser { return p.ex.b.stdin }
@@ -335,21 +335,6 @@ func (p *process) Wait(ctx context.Context) *sandbox.Result {
 
 func (p *process) Kill() { p.ex.b.kill() }
 
-// pipeLink is what /proc/<pid>/fd shows for a descriptor of f's pipe, as
-// seen from any process that holds either of its ends.
-func pipeLink(f *os.File) (string, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return "", fmt.Errorf("stdin pipe: %w", err)
-	}
-	return fmt.Sprintf("pipe:[%d]", st.Ino), nil
-}
-
-// AwaitingInput reads, from the host's /proc, the system call the
-// program's main thread is blocked in: it must be read(2) on a descriptor
-// of the program's stdin pipe. The host holds that pipe's only write end
-// (the sandbox cannot open it for writing: the pipe is host root's, mode
-// 0600), so a read blocked on it stays blocked until the host writes.
 // CPUTime reads the sandbox's cgroup: the program's CPU time since it was
 // launched (its processes are the only ones in the group).
 func (p *process) CPUTime() (time.Duration, error) {
@@ -364,6 +349,11 @@ func (p *process) CPUTime() (time.Duration, error) {
 	return max(0, st.cpu-p.ex.base.cpu), nil
 }
 
+// AwaitingInput reads, from the host's /proc, the system call the
+// program's main thread is blocked in: it must be read(2) on a descriptor
+// of the program's stdin pipe. The host holds that pipe's only write end
+// (the sandbox cannot open it for writing: the pipe is host root's, mode
+// 0600), so a read blocked on it stays blocked until the host writes.
 func (p *process) AwaitingInput() (bool, error) {
 	if p.done() {
 		return false, errors.New("program has ended")
@@ -372,42 +362,5 @@ func (p *process) AwaitingInput() (bool, error) {
 	if pid <= 0 {
 		return false, errors.New("program's host pid unknown")
 	}
-	fd, ok, err := blockedRead(pid)
-	if err != nil || !ok {
-		return false, err
-	}
-	link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return false, nil // closed (or dup2'd) while we looked
-		}
-		return false, fmt.Errorf("awaiting input: %w", err)
-	}
-	return link == p.stdinLink, nil
-}
-
-// blockedRead reports whether pid's main thread is blocked in read(2), and
-// on which descriptor. /proc/<pid>/syscall says "running" for a running
-// thread, "-1 ..." for one blocked outside a system call, and "NR ARG0 ..."
-// (in hex) for one blocked in system call NR.
-func blockedRead(pid int) (fd int, ok bool, err error) {
-	f, err := unix.Open(fmt.Sprintf("/proc/%d/syscall", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, false, fmt.Errorf("awaiting input: %w", err)
-	}
-	var buf [256]byte
-	n, err := unix.Read(f, buf[:])
-	unix.Close(f)
-	if err != nil {
-		return 0, false, fmt.Errorf("awaiting input: read syscall: %w", err)
-	}
-	fields := strings.Fields(string(buf[:n]))
-	if len(fields) < 2 || fields[0] != strconv.Itoa(unix.SYS_READ) {
-		return 0, false, nil
-	}
-	v, err := strconv.ParseUint(strings.TrimPrefix(fields[1], "0x"), 16, 31)
-	if err != nil {
-		return 0, false, nil
-	}
-	return int(v), true, nil
+	return procfs.Reading(pid, p.stdin)
 }

@@ -28,7 +28,10 @@
 // program later. in and payload reach the child through anonymous pipes the
 // init copies into (a program that reopens /dev/stdin or /dev/fd/3, as
 // bash's bootstrap does, gets what is left of them, never a named pipe
-// whose writer is gone). When the command ends the init writes its wait
+// whose writer is gone); with --direct-stdin, in is the child's fd 0
+// itself (the runtime's long-lived sandboxes: the host, which holds the
+// pipe's only write end, sees from /proc when the program blocks reading
+// it, and the program cannot open it for writing). When the command ends the init writes its wait
 // status, in decimal and a newline, to status, and stays, reaping what the
 // command left, until the host kills the container: the container's cgroup,
 // with its accounting, lives until the host has read it. The init is pid 1
@@ -61,11 +64,19 @@ var writableFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random
 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] == "--supervise" && len(os.Args) < 4 {
-		fmt.Fprintln(os.Stderr, "usage: coderun-docker-init [--supervise DIR] COMMAND [ARG...]")
+		fmt.Fprintln(os.Stderr, "usage: coderun-docker-init [--supervise [--direct-stdin] DIR] COMMAND [ARG...]")
 		os.Exit(125)
 	}
 	if os.Args[1] == "--supervise" {
-		if err := supervise(os.Args[2], os.Args[3:]); err != nil {
+		args, direct := os.Args[2:], false
+		if args[0] == "--direct-stdin" {
+			args, direct = args[1:], true
+		}
+		if len(args) < 2 {
+			fmt.Fprintln(os.Stderr, "usage: coderun-docker-init --supervise [--direct-stdin] DIR COMMAND [ARG...]")
+			os.Exit(125)
+		}
+		if err := supervise(args[0], args[1:], direct); err != nil {
 			fmt.Fprintf(os.Stderr, "coderun-docker-init: %v\n", err)
 			os.Exit(125)
 		}
@@ -154,9 +165,10 @@ func allow(ruleset int, path string, access uint64) error {
 	return nil
 }
 
-// supervise runs argv as described in the package comment. It returns only
-// on an error before the command started.
-func supervise(dir string, argv []string) error {
+// supervise runs argv as described in the package comment; with
+// directStdin, the command's fd 0 is the named pipe in itself. It returns
+// only on an error before the command started.
+func supervise(dir string, argv []string, directStdin bool) error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl: %w", err)
 	}
@@ -180,7 +192,7 @@ func supervise(dir string, argv []string) error {
 		if err != nil {
 			return err
 		}
-		if spec.flag == os.O_RDONLY {
+		if spec.flag == os.O_RDONLY && !(directStdin && spec.name == "in") {
 			r, w, err := os.Pipe()
 			if err != nil {
 				return err
