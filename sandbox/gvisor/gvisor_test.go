@@ -50,12 +50,9 @@ func TestHello(t *testing.T) {
 // known are the suite's scenarios gVisor fails, each a difference the
 // README's runtimes table states.
 var known = map[string]string{
-	"Conformance/ProcessBudget":      noProcessLimit,
-	"Security/ProcessAndThreadLimit": noProcessLimit,
-	"Interactive/ProcessLimit":       noProcessLimit,
-	"Interactive/SwappedLinks":       noHostFIFOs,
-	"Interactive/Archive":            noHostFIFOs,
-	"Interactive/FilesWhileRunning":  noHostFIFOs,
+	"Interactive/SwappedLinks":      noHostFIFOs,
+	"Interactive/Archive":           noHostFIFOs,
+	"Interactive/FilesWhileRunning": noHostFIFOs,
 	"Interactive/CPUTime": "the host's measure of a program's CPU time (the box's cgroup) is below what the program " +
 		"itself measures (time.process_time) on a busy host: on systrap the Sentry counts a task's time between " +
 		"switches, time the host did not run it included",
@@ -66,9 +63,6 @@ var known = map[string]string{
 }
 
 const (
-	noProcessLimit = "Limits.Processes is not enforced: the host's pids cgroup would count the Sentry's own threads, " +
-		"and the Sentry's pids cgroup counts the program's tasks but does not refuse a fork past pids.max; " +
-		"the memory limit bounds a fork bomb (Security/ForkBomb passes)"
 	noHostFIFOs = "a FIFO or unix socket the program makes in its workspace lives in the Sentry's memory only " +
 		"(gVisor's gofer makes none on the host), so it never reaches the host nor the run's files"
 )

@@ -106,11 +106,15 @@ func (s *longSandbox) setOOMSeen(n int64) {
 	s.mu.Unlock()
 }
 
-// boot starts the box's container: its init sleeps, as uid UID-1. Its
-// Sentry sends the reads of its threads to s.watch.
+// boot starts the box's container: its init sleeps, as uid UID-1,
+// ignoring SIGCHLD (bash's trap sets SIG_IGN, which exec keeps; dash's
+// does not) so that the processes of ended programs, orphans it inherits,
+// are reaped as they die: a zombie would count against the next
+// program's process limit. Its Sentry sends the reads of its
+// threads to s.watch.
 func (s *longSandbox) boot(ctx context.Context) error {
 	_ = s.r.runscQuiet(ctx, "delete", "--force", s.b.id) // a dead one's state
-	proc := s.r.process([]string{"/bin/sleep", "infinity"}, baseEnv, s.lim)
+	proc := s.r.process([]string{"/bin/bash", "-c", "trap '' CHLD; exec /bin/sleep infinity"}, baseEnv, s.lim)
 	proc.User.UID, proc.User.GID = uint32(s.r.opts.UID-1), uint32(s.r.opts.UID-1)
 	if err := writeSpec(s.b.dir, s.r.spec(s.b, proc)); err != nil {
 		return err

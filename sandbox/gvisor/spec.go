@@ -65,11 +65,12 @@ func (r *Runtime) spec(b *box, process *specs.Process) *specs.Spec {
 // CPU time has no rlimit: the host stops the program at its limit by the
 // box's cgroup (the Sentry's own accounting of a task's CPU time, on
 // systrap, counts time the host did not run it, and would stop it early
-// on a busy host). Processes have no limit of their own (see the README's
-// runtimes table): the host's pids cgroup would count the Sentry's own
-// threads, and the Sentry's pids cgroup, in this version, counts the
-// program's tasks without refusing a fork past pids.max. The memory
-// limit bounds a fork bomb: each process costs the Sentry some 6 MiB.
+// on a busy host). The process limit is RLIMIT_NPROC, which the Sentry
+// holds (a fork or clone past it fails with EAGAIN) counting the tasks,
+// threads included, of the program's user: the program's alone (a
+// long-lived sandbox's init is another user). Neither pids cgroup would
+// do: the host's counts the Sentry's own threads; the Sentry's, which
+// refuses a fork past its pids.max, is only set from inside the sandbox.
 func (r *Runtime) process(argv, env []string, l sandbox.Limits) *specs.Process {
 	oomScoreAdj := 1000
 	return &specs.Process{
@@ -84,6 +85,7 @@ func (r *Runtime) process(argv, env []string, l sandbox.Limits) *specs.Process {
 		Rlimits: []specs.POSIXRlimit{
 			{Type: "RLIMIT_NOFILE", Hard: uint64(l.OpenFiles), Soft: uint64(l.OpenFiles)},
 			{Type: "RLIMIT_CORE", Hard: 0, Soft: 0},
+			{Type: "RLIMIT_NPROC", Hard: uint64(l.Processes), Soft: uint64(l.Processes)},
 		},
 	}
 }
