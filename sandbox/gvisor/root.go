@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/coderun/coderun/sandbox/linux"
 )
 
 // The sandbox's root file system, the linux runtime's (sandbox/linux,
@@ -26,18 +28,9 @@ import (
 // Nothing else of the host is visible: no /home, /root, /sys, host /tmp,
 // or the project's files.
 
-// topLevel are the root entries taken from the host: merged-/usr systems
-// have them as links into /usr, others as directories.
-var topLevel = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"}
-
-// etcDirs are bound read-only from the host's /etc; etcFiles are copied.
-// Missing entries are skipped. (The lists are the linux runtime's.)
-var (
-	etcDirs = []string{"alternatives", "fonts", "ssl", "ca-certificates", "ld.so.conf.d", "python3", "python3.11", "python3.12", "python3.13", "nodejs",
-		"java-17-openjdk", "java-21-openjdk", "R", "php"}
-	etcFiles = []string{"ld.so.cache", "ld.so.conf", "localtime", "timezone", "mime.types", "protocols", "services",
-		"os-release", "debian_version", "matplotlibrc", "inputrc", "gai.conf", "bash.bashrc", "environment"}
-)
+// The root's entries taken from the host, and the /etc trees and files
+// the sandbox sees, are the linux runtime's (linux.TopLevelEntries,
+// EtcDirs, EtcFiles).
 
 // hostname is the sandbox's host name.
 const hostname = "sandbox"
@@ -55,7 +48,7 @@ func makeRoot(dir string, uid int) (binds []string, err error) {
 		}
 	}
 	binds = append(binds, "/usr")
-	for _, name := range topLevel {
+	for _, name := range linux.TopLevelEntries() {
 		src := "/" + name
 		fi, err := os.Lstat(src)
 		if errors.Is(err, os.ErrNotExist) {
@@ -82,7 +75,7 @@ func makeRoot(dir string, uid int) (binds []string, err error) {
 		}
 	}
 	etc := filepath.Join(dir, "etc")
-	for _, name := range etcFiles {
+	for _, name := range linux.EtcFiles() {
 		src := filepath.Join("/etc", name)
 		fi, err := os.Lstat(src)
 		if err != nil {
@@ -111,7 +104,7 @@ func makeRoot(dir string, uid int) (binds []string, err error) {
 	// /etc's trees are copied, not bound: a bind is one more mount the
 	// gofer serves and the Sentry makes at every sandbox's start (most
 	// of a run's set-up), and these hold some 900 small files.
-	for _, name := range etcDirs {
+	for _, name := range linux.EtcDirs() {
 		src := filepath.Join("/etc", name)
 		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
 			continue

@@ -3,6 +3,8 @@ package gvisor
 import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/coderun/coderun/sandbox/linux"
 )
 
 // The system-call filter the Sentry applies to the program (runsc's
@@ -13,39 +15,16 @@ import (
 // answers (EPERM) on every runtime: no namespaces, mounts, keyrings, perf,
 // BPF, io_uring, kernel log or file watches.
 
-// deniedSyscalls fail with EPERM inside the sandbox.
-var deniedSyscalls = []string{
-	// mounts and namespaces
-	"mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
-	"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
-	"open_by_handle_at", "name_to_handle_at",
-	// other processes
-	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
-	// kernel attack surface
-	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
-	"keyctl", "add_key", "request_key",
-	// kernel code and machine state
-	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-	"acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "quotactl_fd",
-	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-	"iopl", "ioperm", "vhangup", "lookup_dcookie", "uselib", "ustat", "sysfs",
-	// watching files
-	"inotify_init", "inotify_init1", "fanotify_init",
-	// clone3 is allowed: runsc answers every denied call with EPERM (the
-	// spec's errnoRet is not read), and glibc falls back to clone only on
-	// ENOSYS, so denying it would leave programs without threads. The
-	// namespaces clone3 could ask for would be the Sentry's own.
-}
+// clone3 is allowed: runsc answers every denied call with EPERM (the
+// spec's errnoRet is not read), and glibc falls back to clone only on
+// ENOSYS, so denying it would leave programs without threads (the linux
+// runtime's filter answers it ENOSYS). The namespaces clone3 could ask
+// for would be the Sentry's own.
 
-// namespaceCloneFlags are the clone(2) flags that would create namespaces.
-var namespaceCloneFlags = []uint64{
-	unix.CLONE_NEWNS, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWUSER,
-	unix.CLONE_NEWPID, unix.CLONE_NEWNET, unix.CLONE_NEWCGROUP, unix.CLONE_NEWTIME,
-}
-
-// seccompProfile is the filter: allow by default, deny the above, clone
-// with a namespace flag, and sockets of families other than unix, inet,
-// inet6 and netlink (route only), raw and packet sockets.
+// seccompProfile is the filter: allow by default, deny the linux
+// runtime's system calls (linux.DeniedSyscalls), clone with a namespace
+// flag, sockets of the address families and types it refuses, and
+// netlink sockets but of its one protocol.
 func seccompProfile() *specs.LinuxSeccomp {
 	deny := func(names ...string) specs.LinuxSyscall {
 		return specs.LinuxSyscall{Names: names, Action: specs.ActErrno}
@@ -53,30 +32,29 @@ func seccompProfile() *specs.LinuxSeccomp {
 	s := &specs.LinuxSeccomp{
 		DefaultAction: specs.ActAllow,
 		Architectures: []specs.Arch{specs.ArchX86_64, specs.ArchAARCH64},
-		Syscalls:      []specs.LinuxSyscall{deny(deniedSyscalls...)},
+		Syscalls:      []specs.LinuxSyscall{deny(linux.DeniedSyscalls()...)},
 	}
-	for _, f := range namespaceCloneFlags {
+	for _, f := range linux.NamespaceCloneFlags() {
 		sc := deny("clone")
 		sc.Args = []specs.LinuxSeccompArg{{Index: 0, Value: f, ValueTwo: f, Op: specs.OpMaskedEqual}}
 		s.Syscalls = append(s.Syscalls, sc)
 	}
-	for d := uint64(0); d <= 64; d++ {
-		switch d {
-		case unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK:
-			continue
-		}
+	domains, last := linux.DeniedSocketDomains()
+	for _, d := range domains {
 		sc := deny("socket")
 		sc.Args = []specs.LinuxSeccompArg{{Index: 0, Value: d, Op: specs.OpEqualTo}}
 		s.Syscalls = append(s.Syscalls, sc)
 	}
+	above := deny("socket")
+	above.Args = []specs.LinuxSeccompArg{{Index: 0, Value: last, Op: specs.OpGreaterThan}}
 	netlink := deny("socket")
 	netlink.Args = []specs.LinuxSeccompArg{
 		{Index: 0, Value: unix.AF_NETLINK, Op: specs.OpEqualTo},
-		{Index: 2, Value: unix.NETLINK_ROUTE, Op: specs.OpNotEqual},
+		{Index: 2, Value: linux.NetlinkProtocol(), Op: specs.OpNotEqual},
 	}
-	s.Syscalls = append(s.Syscalls, netlink)
+	s.Syscalls = append(s.Syscalls, above, netlink)
 	const typeMask = 0xf // the type, without SOCK_CLOEXEC and SOCK_NONBLOCK
-	for _, typ := range []uint64{unix.SOCK_RAW, unix.SOCK_PACKET} {
+	for _, typ := range linux.DeniedSocketTypes() {
 		sc := deny("socket")
 		sc.Args = []specs.LinuxSeccompArg{{Index: 1, Value: typeMask, ValueTwo: typ, Op: specs.OpMaskedEqual}}
 		s.Syscalls = append(s.Syscalls, sc)

@@ -43,10 +43,11 @@ var namespaceCloneFlags = []uint64{
 
 // deniedSocketDomains are address families other than unix, inet, inet6 and
 // netlink: packet sockets, vsock (which crosses namespaces to the
-// hypervisor), AF_ALG, AF_KEY, bluetooth, CAN and the rest.
+// hypervisor), AF_ALG, AF_KEY, bluetooth, CAN and the rest, up to
+// lastListedDomain; every family above it is refused as well.
 func deniedSocketDomains() []uint64 {
 	var out []uint64
-	for d := uint64(0); d <= 16; d++ {
+	for d := uint64(0); d <= lastListedDomain; d++ {
 		switch d {
 		case unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK:
 		default:
@@ -55,6 +56,13 @@ func deniedSocketDomains() []uint64 {
 	}
 	return out
 }
+
+// lastListedDomain is the last address family deniedSocketDomains lists.
+const lastListedDomain = 16
+
+// deniedSocketTypes are the socket types refused, whatever socket(2)'s
+// flags: raw and packet sockets.
+var deniedSocketTypes = []uint64{unix.SOCK_RAW, unix.SOCK_PACKET}
 
 // netlinkRoute is the one netlink protocol a program may open: rtnetlink,
 // through which libc lists the (loopback-only) interfaces. The others
@@ -79,7 +87,7 @@ func seccompPolicy() seccomp.Policy {
 	}
 	cond = append(cond,
 		seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
-			{Argument: 0, Operation: seccomp.GreaterThan, Value: 16},
+			{Argument: 0, Operation: seccomp.GreaterThan, Value: lastListedDomain},
 		}},
 		seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
 			{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_NETLINK},
@@ -92,7 +100,7 @@ func seccompPolicy() seccomp.Policy {
 	// two flags socket(2) accepts; types above the largest valid value
 	// (garbage in the upper bits included) are refused outright.
 	const typeFlags = unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK
-	for _, typ := range []uint64{unix.SOCK_RAW, unix.SOCK_PACKET} {
+	for _, typ := range deniedSocketTypes {
 		for _, flags := range []uint64{0, unix.SOCK_CLOEXEC, unix.SOCK_NONBLOCK, typeFlags} {
 			cond = append(cond, seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
 				{Argument: 1, Operation: seccomp.Equal, Value: typ | flags},
