@@ -131,23 +131,9 @@ var ErrNoKeys = errors.New("no API keys configured")
 // (Surface.OwnAuth), as the server does for the others.
 type Auth struct {
 	Keys Keys
-	// InsecureLocal lets a request without a key in as DefaultTenant.
+	// InsecureLocal lets a request without a key in as DefaultTenant,
+	// and, when no key is configured, every request (see Request).
 	InsecureLocal bool
-}
-
-// Tenant resolves the key a request presents (see APIKey) to its tenant:
-// ok is false for an unknown key, and for no key unless InsecureLocal.
-func (a Auth) Tenant(key string) (tenant string, ok bool) {
-	if key == "" {
-		if a.InsecureLocal {
-			return DefaultTenant, true
-		}
-		return "", false
-	}
-	if a.Keys == nil {
-		return "", false
-	}
-	return a.Keys.Tenant(key)
 }
 
 // Errors of Auth.Request, each answered 401.
@@ -159,17 +145,18 @@ var (
 
 // Request authenticates r by the credentials it presents (see
 // Credentials). A request that presents none is DefaultTenant's with
-// InsecureLocal, else ErrMissingKey; one that presents credentials is
-// never keyless, even with InsecureLocal: an unknown key is
-// ErrUnknownKey, a malformed one (another scheme, an empty token)
-// ErrMalformedKey.
+// InsecureLocal, else ErrMissingKey. With InsecureLocal and no key
+// configured at all, every request is DefaultTenant's: there is no key
+// a claim could be checked against, and clients such as E2B's SDK insist
+// on sending one. Otherwise a request that presents credentials is never
+// keyless, even with InsecureLocal: an unknown key is ErrUnknownKey, a
+// malformed one (another scheme, an empty token) ErrMalformedKey.
 func (a Auth) Request(r *http.Request) (tenant string, err error) {
 	key, given := Credentials(r)
 	switch {
+	case a.InsecureLocal && (!given || !a.hasKeys()):
+		return DefaultTenant, nil
 	case !given:
-		if a.InsecureLocal {
-			return DefaultTenant, nil
-		}
 		return "", ErrMissingKey
 	case key == "":
 		return "", ErrMalformedKey
@@ -180,6 +167,17 @@ func (a Auth) Request(r *http.Request) (tenant string, err error) {
 		}
 	}
 	return "", ErrUnknownKey
+}
+
+// hasKeys reports whether any key is configured.
+func (a Auth) hasKeys() bool {
+	if a.Keys == nil {
+		return false
+	}
+	if n, ok := a.Keys.(interface{ Len() int }); ok {
+		return n.Len() > 0
+	}
+	return true
 }
 
 // Credentials returns the API key r presents ("X-API-Key: KEY", else

@@ -22,7 +22,8 @@ type Options struct {
 	Keys Keys
 	// InsecureLocal opens the server without keys, for local tools and
 	// tests: a request without a key is the DefaultTenant's (one with a
-	// key is still checked). It listens on loopback addresses only.
+	// key is still checked, if any key is configured). It listens on
+	// loopback addresses only.
 	InsecureLocal bool
 	// Surfaces are mounted on the server, in order.
 	Surfaces []Surface

@@ -141,6 +141,21 @@ func TestInsecureLocal(t *testing.T) {
 	}
 }
 
+// TestInsecureLocalWithoutKeys: a keyless local server has no key to
+// check a claim against, so whatever credentials a client sends (E2B's
+// SDK insists on an E2B_API_KEY) it is the default tenant's.
+func TestInsecureLocalWithoutKeys(t *testing.T) {
+	for _, keys := range []server.Keys{nil, &server.KeySet{}} {
+		h := newServer(t, server.Options{InsecureLocal: true, Keys: keys}).Handler()
+		for _, header := range []map[string]string{nil, {"X-API-Key": "anything"}, {"Authorization": "Bearer anything"}, {"Authorization": "Basic x"}} {
+			w := do(t, h, "GET", "/v1/whoami", header, "")
+			if w.Code != 200 || !strings.Contains(w.Body.String(), `"`+server.DefaultTenant+`"`) {
+				t.Errorf("keys %v, %v: status %d %s, want 200 %s", keys, header, w.Code, w.Body, server.DefaultTenant)
+			}
+		}
+	}
+}
+
 func TestRefusesWithoutKeys(t *testing.T) {
 	if _, err := server.New(server.Options{}); !errors.Is(err, server.ErrNoKeys) {
 		t.Errorf("no keys: %v, want ErrNoKeys", err)

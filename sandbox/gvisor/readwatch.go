@@ -187,12 +187,15 @@ func (w *readWatch) follow(c *net.UnixConn) error {
 		return err
 	}
 	w.mu.Lock()
-	if w.conn != nil {
-		w.conn.Close()
-	}
+	old := w.conn
 	w.conn, w.raw, w.err, w.dropped = c, raw, nil, 0
 	w.reading, w.stdin = map[int32]string{}, map[int32]string{}
 	w.mu.Unlock()
+	if old != nil {
+		// Closed without w.mu: Close waits for the old connection's
+		// reader, whose callback takes w.mu to see it is not current.
+		old.Close()
+	}
 	go func() {
 		_ = raw.Read(func(fd uintptr) bool {
 			w.mu.Lock()
@@ -411,11 +414,14 @@ func eachField(b []byte, f func(num protowire.Number, typ protowire.Type, v []by
 // close stops following events and removes the socket.
 func (w *readWatch) close() error {
 	w.mu.Lock()
-	if w.conn != nil {
-		w.conn.Close()
-		w.conn = nil
-	}
+	c := w.conn
+	w.conn = nil
 	w.mu.Unlock()
+	if c != nil {
+		// Not under w.mu: Close waits for the reader follow started,
+		// whose callback takes w.mu (and then sees c is not current).
+		c.Close()
+	}
 	err := w.ln.Close()
 	if errors.Is(err, os.ErrClosed) {
 		err = nil

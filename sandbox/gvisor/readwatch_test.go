@@ -2,7 +2,10 @@ package gvisor
 
 import (
 	"encoding/binary"
+	"net"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -109,5 +112,47 @@ func TestReadWatchBadEvents(t *testing.T) {
 		if err := w.apply(msg); err == nil {
 			t.Errorf("%x: no error", msg)
 		}
+	}
+}
+
+// TestReadWatchCloseWhileEventsArrive: closing the watch while an event
+// arrives returns. It hung (CI, 25 minutes): close held the watch's lock
+// while closing the connection, which waits for the connection's reader,
+// whose callback was waiting for that lock. The test lines the two up:
+// close waits for the lock first, then an event wakes the reader, which
+// waits behind it.
+func TestReadWatchCloseWhileEventsArrive(t *testing.T) {
+	w, err := newReadWatch(filepath.Join(t.TempDir(), "trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: w.path, Net: "unixpacket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	c, err := w.ln.AcceptUnix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.follow(c); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	closed := make(chan error, 1)
+	go func() { closed <- w.close() }()
+	time.Sleep(50 * time.Millisecond) // close waits for w.mu
+	if _, err := client.Write(event(msgSyscallRd, 0, readEnter(7, 0, "host:[5]"))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the reader's callback waits behind it
+	w.mu.Unlock()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("close did not return while an event arrived")
 	}
 }
