@@ -13,9 +13,10 @@
 //	            processes; harness_bash.go, harness.sh for generic bash items;
 //	            harness_node.go, harness.js for generic node items
 //	humanevalx.go  HumanEval-X's five languages; split.go runs an item
-//	            of C++, Java or Go as two programs, the tests and the
-//	            solution (split_cpp.go, split_java.go, split_go.go build
-//	            them; wire.hpp, wire.java, wire.go.txt carry the calls)
+//	            of C++, Java, Go or Rust as two programs, the tests and
+//	            the solution (split_cpp.go, split_java.go, split_go.go,
+//	            split_rust.go build them; wire.hpp, wire.java, wire.go.txt,
+//	            wire.rs carry the calls)
 //	samples.go  a model's completions ({task_id, completion}, several per
 //	            task), joined to their problems as the reference harness does
 //	run.go      Run: items in, verdicts out as they complete, at a chosen
@@ -179,13 +180,14 @@
 //
 // # Compiled languages
 //
-// HumanEval-X items in C++, Java and Go (split.go) are two programs,
+// HumanEval-X items in C++, Java, Go and Rust (split.go) are two programs,
 // compiled apart and run as two processes, so that no code of the
 // solution's runs in the process whose exit status is the verdict, and
 // none of its macros, symbols, classes or init functions reaches the
 // tests' compilation. The tests' program, T, is the prompt up to its entry
 // function's body, a stub body generated from the function's declaration
-// (read from the prompt: C++ types, Java's generic types, Go's types),
+// (read from the prompt: C++ types, Java's generic types, Go's types,
+// Rust's types, read from the declaration),
 // and the tests; the solution's, U, is the prompt, the solution and a main
 // that serves the tests' calls. The prompt's other functions (helpers such
 // as encode_cyclic) are in both: the tests use T's copy, trusted as they
@@ -200,27 +202,35 @@
 // had; runs T with the pipes' other ends; kills U; shows what U printed
 // (its first 16 KiB), then T's standard error; and prints the marker only
 // when T exited with status 0 (T's own exit statuses: a C++ main that
-// returned, Java's main without an exception, go test's verdict).
+// returned, Java's main without an exception, go test's verdict, rustc's
+// test harness's).
 //
 // Each call of the entry function in T writes its arguments, encoded by
 // their declared types (integers in decimal, floats as their bits,
 // strings with their length, sequences, maps, pairs, Optional, nil
-// slices and maps, and the dynamically typed values the tests use:
-// boost::any, Java's Object, Go's interface{}, each tagged with its
+// slices and maps, Rust's Option, tuples, HashMap and the program's own
+// enums and structs, by variant and field names, and the dynamically
+// typed values the tests use: boost::any, Java's Object, Go's
+// interface{}, Rust's Box<dyn Any> and &dyn Any, each tagged with its
 // type), and decodes the answer by the declared result type, or ends T
 // with status 3 and a message: when U ended, sent bytes that are not a
 // value of that type (an integer out of range, a float where an int was
 // declared, a type the tests do not use), or threw or panicked (the
-// exception's text). So T passes only if every call got a well-formed
+// exception's text; a Rust solution's panic is a panic of the test that
+// made the call, with the solution's message and line, as in one
+// program, and on T's standard error). So T passes only if every call got a well-formed
 // answer and the tests ran to their end, and a hang is bounded by the
 // run's wall time. U keeps its state from call to call (one process, one
 // Java instance of the solution's class). A solution that leaves from a
 // static constructor, an init function or a static initializer, disables
 // assert, renames main, catches SIGABRT, takes over TestMain, shadows
-// AssertionError or installs a shutdown hook changes only U; one that
-// writes on its descriptor 4 can only answer, as returning would
-// (TestForgedCPPVerdicts, TestForgedJavaVerdicts, TestForgedGoVerdicts:
-// 4 of 8, 5 of 6 and 2 of 4 of these passed as one program, none now).
+// AssertionError, installs a shutdown hook, shadows assert_eq! with a
+// macro_rules!, exits from a panic hook or an .init_array constructor, or
+// defines the type the tests compare with as equal to everything changes
+// only U; one that writes on its descriptor 4 can only answer, as
+// returning would (TestForgedCPPVerdicts, TestForgedJavaVerdicts,
+// TestForgedGoVerdicts, TestForgedRustVerdicts: 4 of 8, 5 of 6, 2 of 4
+// and 6 of 9 of these passed as one program, none now).
 // What differs from one program: arguments are copies (a solution's
 // changes to them do not reach the tests), and a Java string that comes
 // back is interned, so that a test comparing a returned argument with ==
@@ -235,14 +245,28 @@
 // javac and two JVMs); Go 1.1 -> 1.8 s, 6.5 -> 10.7 s; JavaScript through
 // harness.js 6 -> 72 ms, 0.28 -> 0.71 s.
 //
+// Rust (split_rust.go): HumanEval-X's Rust prompt defines nothing; its
+// declaration holds the entry function's head, and the tests of a few
+// problems also call functions that the reference solution defines after
+// it (make_palindrome, encode_cyclic, decode_shift: Rust/10 declares the
+// helper and tests the other), so every function the tests call is the
+// solution's, in U, with a stub in T whose head is the declaration's or
+// the reference's, as in one program (which functions are tested does
+// not change; a solution lacking one does not compile). A type the tests
+// name that the reference defines (Rust/137's RtnType) is T's copy, from
+// the reference, with its derives, so that a solution's PartialEq cannot
+// judge the answers. Borrowed parameters and results (&str, Vec<&str>,
+// &dyn Any, &Vec<f64>) cross as owned values, which the receiving side
+// leaks for the life of its process, so that they live as long as the
+// declaration asks. T runs under rustc's test harness; one call crosses
+// at a time when its tests run in several threads. U's own #[test]
+// functions are left out (#[cfg(test)]), so that it is no test binary.
+// Without a reference solution only the declaration's function crosses.
+//
 // JavaScript HumanEval-X items run through harness.js (see above): the
 // prompt and the solution in U, the tests in T with the prompt's other
 // functions, which T defines itself, so that the tests reach only the
-// entry function in U. Rust HumanEval-X items are still one program,
-// judged by its exit status: a solution can forge a pass there by leaving
-// early with status 0. (Their tests call functions the solution defines
-// besides the entry point, such as encode_cyclic, and their declarations
-// use borrowed types, &str, &dyn Any, Box<dyn Any>, that U would own.)
+// entry function in U.
 //
 // The package knows nothing of terminals or flags; cmd/coderun's eval
 // command is a thin layer over it, and a server can expose Run as it is.

@@ -128,6 +128,11 @@ func (p *Problem) humanEvalXItem(solution string) Item {
 		it.setSplit(goSplit(x, p.Prompt, solution, p.Test))
 	case language.Rust:
 		it.Code = "fn main(){}\n" + x.declaration + p.Prompt + solution + "\n" + p.Test
+		reference := ""
+		if p.HasSolution {
+			reference = p.Solution
+		}
+		it.setSplit(rustSplit(x.declaration+p.Prompt, reference, solution, p.Test))
 	}
 	return it
 }

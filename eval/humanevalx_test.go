@@ -76,7 +76,7 @@ func TestHumanEvalXItemsAreBuiltAsUpstream(t *testing.T) {
 		t.Errorf("Go/0:\n%s", it.Code)
 	}
 	rs := loadProblems(t, humanEvalXFiles[language.Rust], ReadOptions{})
-	if it := rs[0].Reference(); !strings.HasPrefix(it.Code, "fn main(){}\n") || !strings.Contains(it.Code, "use rand::Rng;") {
+	if it := rs[0].Reference(); !strings.HasPrefix(it.Tests, "fn main(){}\n") || !strings.Contains(it.Tests, "use rand::Rng;") || !strings.Contains(it.Code, "use rand::Rng;") {
 		t.Errorf("Rust/0:\n%s", it.Code)
 	}
 	js := loadProblems(t, humanEvalXFiles[language.Node], ReadOptions{})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,13 +18,14 @@ import (
 )
 
 // BenchmarkHumanEvalXSplit prices running a HumanEval-X item as two
-// programs: problems 0 and 13 of C++, Java and Go (and JavaScript, through
-// harness.js), each canonical solution
+// programs: problems 0 and 13 of C++, Java, Go and Rust (and JavaScript,
+// through harness.js), each canonical solution
 // as the one program it was (oneProgram) and as the split item it is now,
 // interleaved item by item at concurrency 1 with the runtime's defaults
 // (no pool, no zygote), and prints the medians of the items' CPU time
 // (both steps, compile and run, in their sandboxes) and wall time (the
-// item's, end to end), and their ratios.
+// item's, end to end), and their ratios. CODERUN_BENCH_LANGS (a
+// comma-separated list, "rust,cpp") limits it to those languages.
 //
 //	go test ./eval -run '^$' -bench HumanEvalXSplit -benchtime 1x
 func BenchmarkHumanEvalXSplit(b *testing.B) {
@@ -41,7 +43,10 @@ func BenchmarkHumanEvalXSplit(b *testing.B) {
 	host, _ := os.Hostname()
 	fmt.Printf("host %s, %d CPUs, load %s\n", host, runtime.NumCPU(), loadAverage())
 	for range b.N {
-		for _, lang := range []language.Language{language.CPP, language.Java, language.Go, language.Node} {
+		for _, lang := range []language.Language{language.CPP, language.Java, language.Go, language.Rust, language.Node} {
+			if only := os.Getenv("CODERUN_BENCH_LANGS"); only != "" && !slices.Contains(strings.Split(only, ","), string(lang)) {
+				continue
+			}
 			ps := loadProblems(b, humanEvalXFiles[lang], ReadOptions{})
 			cpu, wall := map[string][]float64{}, map[string][]float64{}
 			for r := range rounds {

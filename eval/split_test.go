@@ -26,6 +26,8 @@ func oneProgram(p *Problem, solution string) Item {
 		x := p.humanEvalX
 		body := strings.Replace(p.Prompt, x.imports, "", 1) + solution
 		it.Code = x.testSetup + goImports(x.imports, body, x.testSetup) + body + "\n" + p.Test
+	case language.Rust:
+		it.Code = "fn main(){}\n" + p.humanEvalX.declaration + it.Code
 	}
 	return it
 }
@@ -153,11 +155,48 @@ func TestForgedGoVerdicts(t *testing.T) {
 	checkCompiledForgeries(t, p, forgeries, []forgery{{"tests out of reach", hidden}}, 2)
 }
 
-// Every HumanEval-X problem in C++, Java and Go splits into two programs:
-// its entry function's declaration is read, the tests' program holds no
-// solution and the solution's no tests.
+// A Rust solution that fails its tests (greatest common divisor, answered
+// a + b) must not pass by leaving at its first call (after printing the
+// test harness's success line or not), turning the tests' panic into
+// status 0 (a panic hook that exits), shadowing the assertion macros the
+// tests use (a macro_rules! at the crate's root reaches the tests' module),
+// leaving from a static constructor (.init_array), signalling every
+// process it can, or writing on the wire; and it cannot read the tests'
+// sources, program or process. And Rust/137's solution must not pass by
+// defining the type the tests compare answers with (RtnType) as equal to
+// everything: T's RtnType is the reference's.
+func TestForgedRustVerdicts(t *testing.T) {
+	needLandlock(t)
+	ps := loadProblems(t, humanEvalXFiles[language.Rust], ReadOptions{})
+	const wrong = "    return a + b;\n}\n"
+	const wire = "    use std::io::Write;\n    use std::os::unix::io::FromRawFd;\n    let mut w = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(4) });\n"
+	forgeries := []forgery{
+		{"exits at its first call", "    std::process::exit(0);\n}\n"},
+		{"prints the harness's success and exits", "    println!(\"\\ntest result: ok. 1 passed; 0 failed; 0 ignored\");\n    std::process::exit(0);\n}\n"},
+		{"panic hook exits 0", "    std::panic::set_hook(Box::new(|_| std::process::exit(0)));\n" + wrong},
+		{"assertions shadowed", wrong + "macro_rules! assert_eq { ($($t:tt)*) => {}; }\nmacro_rules! assert { ($($t:tt)*) => {}; }\n"},
+		{"static constructor exits", wrong + "#[used]\n#[link_section = \".init_array\"]\nstatic CODERUN_X: extern \"C\" fn() = { extern \"C\" fn f() { std::process::exit(0) } f };\n"},
+		{"every process signalled", "    let _ = std::process::Command::new(\"kill\").args([\"-9\", \"-1\"]).status();\n" + wrong},
+		{"junk on the wire", wire + "    let _ = w.write_all(b\"junk\\n\");\n" + wrong},
+		{"answer of another type on the wire", wire + "    let _ = w.write_all(b\"R1.5\\n\");\n    return 1;\n}\n"},
+	}
+	// Right only when the tests' sources, program and process are out of
+	// reach, wrong when any can be read.
+	const hidden = "    for p in [\"/work/.coderun/t/main.rs\".to_string(), \"/work/.coderun/t/main\".to_string(), format!(\"/proc/{}/environ\", std::os::unix::process::parent_id())] {\n" +
+		"        if std::fs::File::open(&p).is_ok() { return -1; }\n    }\n" +
+		"    while b != 0 { let t = a % b; a = b; b = t; }\n    return a;\n}\n"
+	checkCompiledForgeries(t, ps[13], forgeries, []forgery{{"tests out of reach", hidden}}, 4)
+
+	const everything = "    return RtnType::Empty();\n}\n\n#[derive(Debug)]\npub enum RtnType<S, F, I> { Empty(), String(S), Float(F), Int(I) }\n" +
+		"impl<S, F, I> PartialEq for RtnType<S, F, I> { fn eq(&self, _: &Self) -> bool { true } }\n"
+	checkCompiledForgeries(t, ps[137], []forgery{{"RtnType equal to everything", everything}}, nil, 1)
+}
+
+// Every HumanEval-X problem in C++, Java, Go and Rust splits into two
+// programs: its entry function's declaration is read, the tests' program
+// holds no solution and the solution's no tests.
 func TestEveryHumanEvalXProblemSplits(t *testing.T) {
-	for _, lang := range []language.Language{language.CPP, language.Java, language.Go} {
+	for _, lang := range []language.Language{language.CPP, language.Java, language.Go, language.Rust} {
 		for _, p := range loadProblems(t, humanEvalXFiles[lang], ReadOptions{}) {
 			it := p.Reference()
 			if it.invalid != "" || it.split == nil {
@@ -182,6 +221,9 @@ func TestSignatures(t *testing.T) {
 		{javaSignature, "public Optional<String> md5(String text) throws NoSuchAlgorithmException", "md5 Optional<String> [{String text}]"},
 		{javaSignature, "public Map<String, Integer> histogram(Map<Object, Object> d, int k)", "histogram Map<String, Integer> [{Map<Object, Object> d} {int k}]"},
 		{goSignature, "func F(a, b interface{}, xs [][]int) [2]interface{}", "F [2]interface{} [{interface{} a} {interface{} b} {[][]int xs}]"},
+		{rustSignature, "fn compare_one<'a>(a:&'a dyn Any, b:&'a dyn Any) -> RtnType<String,f64,i32>", "compare_one RtnType<String,f64,i32> [{&'a dyn Any a} {&'a dyn Any b}]"},
+		{rustSignature, "fn greatest_common_divisor(mut a:i32,mut b:i32) -> i32", "greatest_common_divisor i32 [{i32 a} {i32 b}]"},
+		{rustSignature, "fn f(m: std::collections::HashMap<&str, (i32, Vec<f64>)>)", "f () [{std::collections::HashMap<&str, (i32, Vec<f64>)> m}]"},
 	} {
 		sig, err := c.parse(c.head)
 		if err != nil {
@@ -194,6 +236,11 @@ func TestSignatures(t *testing.T) {
 	}
 	for _, bad := range []string{"int f(int* p)", "void g(string& s)", "f(x)"} {
 		if _, err := cppSignature(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	for _, bad := range []string{"fn f(v: &mut Vec<i32>) -> i32", "fn g<T>(x: T) -> T", "fn h(f: impl Fn(i32) -> i32) -> i32", "fn k((a, b): (i32, i32)) -> i32", "fn r(x: i32) -> *const i32"} {
+		if _, err := rustSignature(bad); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
@@ -217,4 +264,40 @@ func TestForgedJavaScriptHumanEvalXVerdicts(t *testing.T) {
 		{"exit 0 at load", wrong + "process.exit(0);\n"},
 	}
 	checkCompiledForgeries(t, p, forgeries, nil, 3)
+}
+
+// A Rust solution that panics, dies or answers with a value of another
+// type fails its item with a message that says so, on the verdict (the
+// test harness shows a failed test's panic on its standard output only).
+func TestRustSolutionFailuresSayWhy(t *testing.T) {
+	needLandlock(t)
+	rt := toolchainRuntime(t)
+	needToolchains(t)
+	p := loadProblems(t, humanEvalXFiles[language.Rust], ReadOptions{})[13]
+	want := map[string]string{
+		"panics":        "the solution panicked in greatest_common_divisor: gcd refused (at main.rs:",
+		"dies":          "the solution's process ended",
+		"answers a str": "sent something else than a well-formed value",
+	}
+	var its []Item
+	for name, code := range map[string]string{
+		"panics": "    panic!(\"gcd refused\");\n}\n",
+		"dies":   "    std::process::exit(7);\n}\n",
+		"answers a str": "    use std::io::Write;\n    use std::os::unix::io::FromRawFd;\n" +
+			"    let _ = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(4) }).write_all(b\"R3:abc\\n\");\n    std::process::exit(0);\n}\n",
+	} {
+		it := p.Item(code)
+		it.ID = name
+		its = append(its, it)
+	}
+	got := map[string]Verdict{}
+	lim := Options{Limits: sandbox.Limits{WallTime: 20 * time.Second, CPUTime: 20 * time.Second}}
+	if err := Run(context.Background(), rt, Feed(its...), lim, func(v Verdict) error { got[v.ID] = v; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for name, msg := range want {
+		if v := got[name]; v.Status != Failed || !strings.Contains(v.Error, msg) {
+			t.Errorf("%s: %s %q, want failed with %q\n%s", name, v.Status, v.Error, msg, v.Stderr)
+		}
+	}
 }
