@@ -243,7 +243,10 @@
 // (BenchmarkHumanEvalXSplit): C++ 382 -> 1110 ms of CPU (two compiles of
 // 0.27 s), 1.6 -> 4.2 s of wall; Java 1.0 -> 3.0 s, 3.6 -> 12.3 s (two
 // javac and two JVMs); Go 1.1 -> 1.8 s, 6.5 -> 10.7 s; JavaScript through
-// harness.js 6 -> 72 ms, 0.28 -> 0.71 s.
+// harness.js 6 -> 72 ms, 0.28 -> 0.71 s. Rust, in a later run at a lighter
+// load (3 to 10): 436 -> 1378 ms of CPU (two rustc runs, each compiling
+// the wire, in one codegen unit), 0.6 -> 1.7 s of wall, when C++ in the
+// same run was 188 -> 638 ms, 0.28 -> 0.72 s.
 //
 // Rust (split_rust.go): HumanEval-X's Rust prompt defines nothing; its
 // declaration holds the entry function's head, and the tests of a few
