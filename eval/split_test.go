@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -299,5 +300,74 @@ func TestRustSolutionFailuresSayWhy(t *testing.T) {
 		if v := got[name]; v.Status != Failed || !strings.Contains(v.Error, msg) {
 			t.Errorf("%s: %s %q, want failed with %q\n%s", name, v.Status, v.Error, msg, v.Stderr)
 		}
+	}
+}
+
+// rustRoundTrip is a HumanEval-X Rust problem whose function takes and
+// returns a value of each kind of type the wire carries: its own struct
+// (named fields, tuple), enum (unit, tuple and struct variants), borrowed
+// strings, a map of tuples, an Option, a slice, an array, &dyn Any and
+// Box<dyn Any>, a set; and floats that only their bits keep (-0.0, NaN).
+var rustRoundTrip = map[string]string{
+	"task_id": "Rust/round-trip", "prompt": "\n/* Echoes what it was given. */\n",
+	"declaration": "\nuse std::collections::{BTreeSet, HashMap};\nuse std::any::Any;\n\n" +
+		"fn echo<'a>(a: &'a str, b: Vec<&'a str>, c: HashMap<char, (i64, f64)>, d: Option<Vec<u8>>, e: &[i32], f: [u16; 3],\n" +
+		"        g: &'a dyn Any, h: Box<dyn Any>, s: Shape) -> (Report, Vec<&'a str>, BTreeSet<i8>) {\n",
+	"canonical_solution": "    let mut total: i64 = c.values().map(|(n, _)| *n).sum();\n" +
+		"    total += e.iter().map(|&x| x as i64).sum::<i64>() + f.iter().map(|&x| x as i64).sum::<i64>() + d.map(|v| v.len() as i64).unwrap_or(-1);\n" +
+		"    let zero = c.values().map(|(_, z)| *z).find(|z| *z == 0.0).unwrap_or(1.0);\n" +
+		"    let any = match (g.downcast_ref::<&str>(), h.downcast_ref::<Vec<Box<dyn Any>>>()) { (Some(s), Some(v)) => format!(\"{}:{}\", s, v.len()), _ => \"?\".to_string() };\n" +
+		"    let report = Report { text: format!(\"{}|{}\", a, any), total, zero, nan: f64::NAN, shape: s.clone(), pair: Pair(-7, 'é') };\n" +
+		"    let set: BTreeSet<i8> = [-128, 127].into_iter().collect();\n" +
+		"    (report, b.into_iter().rev().collect(), set)\n}\n\n" +
+		"#[derive(Debug, PartialEq)]\npub struct Report { pub text: String, pub total: i64, pub zero: f64, pub nan: f64, pub shape: Shape, pub pair: Pair }\n\n" +
+		"#[derive(Debug, PartialEq, Clone)]\npub enum Shape { Dot, Circle(f64), Rect { w: u32, h: u32 } }\n\n" +
+		"#[derive(Debug, PartialEq)]\npub struct Pair(pub i32, pub char);\n",
+	"test": "\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn round_trip() {\n" +
+		"        let c = HashMap::from([('x', (5i64, -0.0f64)), ('ü', (1i64 << 40, 1.5))]);\n" +
+		"        let inner: Vec<Box<dyn Any>> = vec![Box::new(1i32), Box::new(\"s\".to_string())];\n" +
+		"        let (r, rev, set) = echo(\"héllo\", vec![\"a\", \"\", \"c\"], c, Some(vec![0, 255]), &[1, -2], [1, 2, 65535], &\"str\", Box::new(inner), Shape::Rect { w: 3, h: u32::MAX });\n" +
+		"        assert_eq!(r.text, \"héllo|str:2\");\n        assert_eq!(r.total, (1i64 << 40) + 5 - 1 + 65538 + 2);\n" +
+		"        assert!(r.zero == 0.0 && r.zero.is_sign_negative() && r.nan.is_nan());\n" +
+		"        assert_eq!(r.shape, Shape::Rect { w: 3, h: u32::MAX });\n        assert_eq!(r.pair, Pair(-7, 'é'));\n" +
+		"        assert_eq!(rev, vec![\"c\", \"\", \"a\"]);\n        assert_eq!(set.into_iter().collect::<Vec<_>>(), vec![-128, 127]);\n" +
+		"        let (r, rev, _) = echo(\"\", vec![], HashMap::new(), None, &[], [0; 3], &1, Box::new(()), Shape::Circle(2.5));\n" +
+		"        assert_eq!((r.text.as_str(), r.total, r.shape), (\"|?\", -1, Shape::Circle(2.5)));\n        assert!(rev.is_empty());\n" +
+		"        assert_eq!(echo(\"\", vec![], HashMap::new(), None, &[], [0; 3], &1, Box::new(()), Shape::Dot).0.shape, Shape::Dot);\n    }\n}\n",
+}
+
+// Values of every kind of type the Rust wire carries come back as they
+// left (rustRoundTrip); a solution whose own enum has a variant the
+// reference's has not (T decodes the answer as the reference's) fails.
+func TestRustWireRoundTrip(t *testing.T) {
+	needLandlock(t)
+	rt := toolchainRuntime(t)
+	needToolchains(t)
+	line, err := json.Marshal(rustRoundTrip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ReadProblems(strings.NewReader(string(line)+"\n"), ReadOptions{}, StopAtBadLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ps[0]
+	ref := p.Reference()
+	if ref.split == nil {
+		t.Fatalf("not split: %s", ref.invalid)
+	}
+	other := strings.NewReplacer("Dot, Circle(f64)", "Dot, Circle(f64), Other", "shape: s.clone()", "shape: Shape::Other").Replace(p.Solution)
+	renamed := p.Item(other)
+	renamed.ID = "renamed"
+	got := map[string]Verdict{}
+	lim := Options{Limits: sandbox.Limits{WallTime: 30 * time.Second, CPUTime: 30 * time.Second}}
+	if err := Run(context.Background(), rt, Feed(ref, renamed), lim, func(v Verdict) error { got[v.ID] = v; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if v := got[p.TaskID]; v.Status != Passed {
+		t.Errorf("the reference: %s %q\n%s", v.Status, v.Error, v.Stderr)
+	}
+	if v := got["renamed"]; v.Status != Failed || !strings.Contains(v.Error, `a Shape of no variant named "Other"`) {
+		t.Errorf("a solution's Shape of other variants: %s %q\n%s", v.Status, v.Error, v.Stderr)
 	}
 }
