@@ -218,9 +218,9 @@
 // declared, a type the tests do not use), or threw or panicked (the
 // exception's text; a Rust solution's panic is a panic of the test that
 // made the call, with the solution's message and line, as in one
-// program, and on T's standard error). So T passes only if every call got a well-formed
-// answer and the tests ran to their end, and a hang is bounded by the
-// run's wall time. U keeps its state from call to call (one process, one
+// program, and on T's standard error). So T passes only if every call
+// got a well-formed answer and the tests ran to their end, and a hang is
+// bounded by the run's wall time. U keeps its state from call to call (one process, one
 // Java instance of the solution's class). A solution that leaves from a
 // static constructor, an init function or a static initializer, disables
 // assert, renames main, catches SIGABRT, takes over TestMain, shadows
@@ -265,6 +265,11 @@
 // at a time when its tests run in several threads. U's own #[test]
 // functions are left out (#[cfg(test)]), so that it is no test binary.
 // Without a reference solution only the declaration's function crosses.
+// What that leaves: a solution that makes encode_cyclic and decode_cyclic
+// both the identity passes Rust/38, as in one program (its tests use the
+// solution's encode_cyclic); and Rust/50, whose tests do not compile here
+// (rand 0.4's API), is an error now (the harness's: the tests did not
+// compile) where it was a failed compile.
 //
 // JavaScript HumanEval-X items run through harness.js (see above): the
 // prompt and the solution in U, the tests in T with the prompt's other
