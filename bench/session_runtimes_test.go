@@ -13,7 +13,8 @@ import (
 // TestRuntimesSessionRows runs `coderun bench runtimes` small and checks
 // that it prints, beside the one-shot rows, a session cell's cold and warm
 // rows for bare python3 over a pipe and each runtime present (gvisor where
-// runsc is; docker where the engine DOCKER_HOST names answers), and a
+// runsc is; docker where the engine CODERUN_TEST_DOCKER_HOST, or else
+// DOCKER_HOST, names answers), and a
 // reason for each runtime absent.
 func TestRuntimesSessionRows(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -23,7 +24,7 @@ func TestRuntimesSessionRows(t *testing.T) {
 		t.Skip("starts sessions on every runtime present")
 	}
 	cfg := RuntimesConfig{Runs: 2, Pool: 1, Code: `print("hello")`, SessionCold: 2, SessionCells: 5}
-	cfg.Docker.Host = os.Getenv("DOCKER_HOST")
+	cfg.Docker.Host = os.Getenv("CODERUN_TEST_DOCKER_HOST") // scripts/docker.sh run's engine; empty: DOCKER_HOST's
 	rep, err := Runtimes(context.Background(), cfg, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
