@@ -39,6 +39,9 @@ func TestRuntimesSessionRows(t *testing.T) {
 	} else if !strings.Contains(out.String(), "not measured: gvisor sessions: ") {
 		t.Errorf("runsc absent (%v), and the report does not say so", err)
 	}
+	if cfg.Docker.Host != "" { // an engine to test against: its rows are wanted
+		want = append(want, "docker session, cold: start + 1+1", "docker session, warm: 1+1")
+	}
 	rows := map[string]Latency{}
 	for _, l := range rep.Sessions {
 		rows[l.Name] = l
