@@ -13,7 +13,6 @@ import (
 	"github.com/coderun/coderun/llm/provider"
 	"github.com/coderun/coderun/policy"
 	"github.com/coderun/coderun/sandbox"
-	"github.com/coderun/coderun/sandbox/toolchain"
 	"github.com/coderun/coderun/session"
 	"github.com/coderun/coderun/store"
 	"github.com/coderun/coderun/store/sqlite"
@@ -43,16 +42,11 @@ func (e *RuntimeError) Unwrap() error { return e.Err }
 // those the runtime does not start itself). A failure to start is a
 // *RuntimeError.
 func (c *Config) OpenRuntime() (sandbox.Runtime, error) {
-	d, ok := sandbox.Lookup(c.Runtime.Name)
-	if !ok {
+	if _, ok := sandbox.Lookup(c.Runtime.Name); !ok {
 		return nil, &SettingError{Key: "runtime.name", Value: c.Runtime.Name, Source: c.Source("runtime.name"),
 			Err: oneOf(sandbox.Drivers()...)(c.Runtime.Name)}
 	}
-	rt, err := d.Open(c.Runtime.Options[c.Runtime.Name])
-	if err != nil {
-		return nil, &RuntimeError{Runtime: c.Runtime.Name, Err: err}
-	}
-	return toolchain.Wrap(rt, toolchain.Options{}), nil
+	return c.OpenNamedRuntime(c.Runtime.Name)
 }
 
 // RuntimeOptions are the options of the runtime that Runtime.Name names

@@ -54,6 +54,10 @@ type ServerConfig struct {
 	// MCPOrigins are the origins ("https://app.example.com") whose pages
 	// may call the MCP endpoint from a browser, besides the server's own.
 	MCPOrigins []string
+	// Runtimes are the runtimes a request may name (its "runtime"), besides
+	// the configured one (runtime.name), which serves requests that name
+	// none; each is opened at the start, with its runtime.NAME.* settings.
+	Runtimes []string
 	// MaxLimits are the most a request may ask for (server.max_limits.*):
 	// the limits of limits.* and session.* are defaults a request may
 	// raise, up to these; a zero field bounds nothing beyond
@@ -163,6 +167,7 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 	add("server.e2b_debug_interpreter", "", &s.E2BDebugInterpreter, checkExtraListener)
 	add("server.e2b_debug_envd", "", &s.E2BDebugEnvd, checkExtraListener)
 	add("server.mcp_origins", "", &s.MCPOrigins, checkOrigins)
+	add("server.runtimes", "", &s.Runtimes, checkServerRuntimes)
 	m := &s.MaxLimits
 	add("server.max_limits.timeout", "", &m.WallTime, notNegative)
 	add("server.max_limits.cpu_time", "", &m.CPUTime, notNegative)
@@ -212,6 +217,9 @@ type Services struct {
 	// sessions (use Sessions.Tenant(name)).
 	Runtime  sandbox.Runtime
 	Sessions *session.Manager
+	// Runtimes are the runtimes a request may name, by name: Runtime and
+	// those server.runtimes enables (closed with the server).
+	Runtimes map[string]sandbox.Runtime
 	// Auth authenticates requests for a surface with OwnAuth; Tenants
 	// enforces the per-tenant limits.
 	Auth    server.Auth
@@ -304,12 +312,17 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 	}
 	// Every surface's requests and sessions, within the operator's maximum.
 	rt = sandbox.Capped(rt, sc.MaxLimits)
-	mgr, pool, err := c.serverSessions(rt, logger)
+	runtimes, err := c.openServerRuntimes(rt)
 	if err != nil {
 		rt.Close()
 		return nil, err
 	}
-	svc := &Services{Config: c, Runtime: rt, Sessions: mgr, sessionPool: pool, Auth: server.Auth{Keys: keys, InsecureLocal: sc.InsecureLocal},
+	mgr, pool, err := c.serverSessions(rt, logger)
+	if err != nil {
+		_ = closeRuntimes(runtimes, nil)
+		return nil, err
+	}
+	svc := &Services{Config: c, Runtime: rt, Runtimes: runtimes, Sessions: mgr, sessionPool: pool, Auth: server.Auth{Keys: keys, InsecureLocal: sc.InsecureLocal},
 		Tenants: server.NewTenants(sc.TenantLimits()),
 		Metrics: server.NewMetrics(), Logger: logger, Version: opts.Version}
 	fail := func(err error) (*Served, error) {
@@ -415,7 +428,7 @@ func (s *Services) close() error {
 	if s.sessionPool != nil {
 		s.sessionPool.Close()
 	}
-	return errors.Join(append(errs, s.Runtime.Close())...)
+	return errors.Join(append(errs, s.Runtime.Close(), closeRuntimes(s.Runtimes, s.Runtime))...)
 }
 
 // serverSessions is the server's session manager, with a pool of started

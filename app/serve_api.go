@@ -12,7 +12,7 @@ import (
 func coderunAPI(s *Services) (server.Surface, error) {
 	c := s.Config
 	a, err := api.New(api.Options{
-		Runtime: s.Runtime, Sessions: s.Sessions, Limits: c.Limits, MaxLimits: c.Server.MaxLimits,
+		Runtime: s.Runtime, Runtimes: s.Runtimes, Sessions: s.Sessions, Limits: c.Limits, MaxLimits: c.Server.MaxLimits,
 		Session: func(lang sandbox.Language) session.Config {
 			cfg := c.SessionConfig(lang)
 			if lang != sandbox.Python {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -20,18 +21,26 @@ type RuntimesConfig struct {
 	Code string // the Python program
 	// Docker configures the docker runtime's rows (its Pool is set per row).
 	Docker docker.Options
+	// SessionCold is the number of cold session rows' measurements (a
+	// session started and its first cell run), SessionCells the warm
+	// ones' (a cell in a running session); zero skips those rows.
+	SessionCold, SessionCells int
 }
 
-// DefaultRuntimesConfig measures 50 runs of a one-line program.
-var DefaultRuntimesConfig = RuntimesConfig{Runs: 50, Pool: 2, Code: `print("hello")`}
+// DefaultRuntimesConfig measures 50 runs of a one-line program one-shot,
+// and of a 1+1 session cell, 10 session starts and 200 cells per runtime.
+var DefaultRuntimesConfig = RuntimesConfig{Runs: 50, Pool: 2, Code: `print("hello")`, SessionCold: 10, SessionCells: 200}
 
 // RuntimesReport is the runtimes' latencies side by side.
 type RuntimesReport struct {
-	Host    Host
-	Config  RuntimesConfig
-	Rows    []Latency
-	Skipped []string // rows not measured, and why
-	Notes   []string // comparisons a runtime's rows print (bench/gvisor.go)
+	Host   Host
+	Config RuntimesConfig
+	Rows   []Latency
+	// Sessions are the session cell's rows: the baseline's, then each
+	// runtime's, cold, then warm (bench/session_runtimes.go).
+	Sessions []Latency
+	Skipped  []string // rows not measured, and why
+	Notes    []string // comparisons a runtime's rows print (bench/gvisor.go)
 }
 
 // warmRuntime is a runtime with a pool whose fill can be awaited.
@@ -42,7 +51,9 @@ type warmRuntime interface {
 
 // Runtimes measures a trivial Python program, one-shot, on each runtime
 // present, cold (a sandbox made per run) and warm (served by the pool),
-// against bare /usr/bin/python3 -c.
+// against bare /usr/bin/python3 -c; then a 1+1 cell of a session on each
+// runtime present, cold (session start and first cell) and warm, against
+// bare /usr/bin/python3 over a pipe (sessionRows).
 func Runtimes(ctx context.Context, cfg RuntimesConfig, progress io.Writer) (*RuntimesReport, error) {
 	rep := &RuntimesReport{Host: DetectHost(), Config: cfg}
 	bare := make([]time.Duration, 0, cfg.Runs)
@@ -84,6 +95,11 @@ func Runtimes(ctx context.Context, cfg RuntimesConfig, progress io.Writer) (*Run
 		return nil, err
 	}
 	rep.Rows, rep.Notes = append(rep.Rows, g...), append(rep.Notes, notes...)
+	sessions, skipped, err := sessionRows(ctx, cfg, progress)
+	if err != nil {
+		return nil, err
+	}
+	rep.Sessions, rep.Skipped = sessions, append(rep.Skipped, skipped...)
 	return rep, nil
 }
 
@@ -137,6 +153,20 @@ func (r *RuntimesReport) Print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%.0f%%\t\n", l.Name, ms(l.P50), ms(l.P95), ms(l.Mean), ratio(l.P50, r.Rows[0].P50), 100*l.PooledShare)
 	}
 	tw.Flush()
+	if len(r.Sessions) > 0 {
+		fmt.Fprintf(w, "\nsession cell %q (the session package on a long-lived sandbox): cold = session start + first cell (%d per row), warm = a cell in a running session (%d per row); rows interleaved\n\n",
+			sessionCell, r.Config.SessionCold, r.Config.SessionCells)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "session cell\tp50\tp95\tmean\tp50 / baseline\t")
+		var base Latency
+		for _, l := range r.Sessions {
+			if strings.HasSuffix(l.Name, "(baseline)") {
+				base = l
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t\n", l.Name, short(l.P50), short(l.P95), short(l.Mean), ratio(l.P50, base.P50))
+		}
+		tw.Flush()
+	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "not measured: %s\n", s)
 	}

@@ -20,6 +20,11 @@
 #                              CI=true an engine that runs but whose image cannot
 #                              be built fails instead.
 #
+# The engine's default OCI runtime is scripts/docker-runc.sh (runc with
+# clocks of each container's own); where gVisor's runsc is built
+# (scripts/runsc.sh) or on PATH ($CODERUN_RUNSC first), it is registered
+# too as "runsc", for the docker runtime's oci_runtime: runsc.
+#
 # Settings (environment): CODERUN_DOCKER_DATA (data root, default
 # /var/lib/coderun-rt/docker: the image stays there between runs),
 # CODERUN_DOCKER_RUN (socket, pid file, exec root and log, default
@@ -79,13 +84,22 @@ start() {
   # container's own (scripts/docker-runc.sh), copied beside the socket so
   # that the engine does not depend on this checkout staying where it is.
   install -m 0755 scripts/docker-runc.sh "$run/docker-runc.sh"
+  # gVisor's runsc as a second OCI runtime, "runsc", where it is built
+  # (scripts/runsc.sh) or on PATH: the docker runtime's oci_runtime: runsc
+  # runs each container in gVisor's Sentry. Not the default.
+  local runsc_args=() runsc
+  if runsc=$(find_runsc); then
+    write_runsc_wrapper "$runsc" "$run/docker-runsc.sh"
+    runsc_args=(--add-runtime "runsc=$run/docker-runsc.sh")
+    say "registering gVisor's runsc ($runsc) as the OCI runtime runsc"
+  fi
   say "starting dockerd (data root $data, socket $sock, log $log)"
   # setsid: the engine outlives this script and is not in its process
   # group (a Ctrl-C of the caller does not reach it); stop ends it.
   setsid dockerd --data-root "$data" --exec-root "$run/exec" --pidfile "$pidfile" \
     --host "$host" --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
     --bridge=none --userland-proxy=false --log-level=warn \
-    --add-runtime "coderun-runc=$run/docker-runc.sh" --default-runtime coderun-runc \
+    --add-runtime "coderun-runc=$run/docker-runc.sh" --default-runtime coderun-runc "${runsc_args[@]}" \
     </dev/null >"$log" 2>&1 7>&- 8>&- &
   local i
   for ((i = 0; i < 600; i++)); do
@@ -104,6 +118,38 @@ start() {
   say "dockerd did not answer on $sock within 60s; the end of $log:"
   tail -n 15 "$log" >&2
   return 1
+}
+
+# find_runsc prints the runsc to register: $CODERUN_RUNSC, else the one
+# scripts/runsc.sh builds at sandbox/gvisor's pinned version, else one on
+# PATH; it fails when there is none.
+find_runsc() {
+  local version
+  if [ -n "${CODERUN_RUNSC:-}" ]; then
+    [ -x "$CODERUN_RUNSC" ] && echo "$CODERUN_RUNSC"
+    return
+  fi
+  version=$(sed -n 's/^const RunscVersion = "\(.*\)"$/\1/p' sandbox/gvisor/runsc.go 2>/dev/null)
+  if [ -n "$version" ] && [ -x "/usr/local/lib/coderun/gvisor/$version/runsc" ]; then
+    echo "/usr/local/lib/coderun/gvisor/$version/runsc"
+    return
+  fi
+  command -v runsc
+}
+
+# write_runsc_wrapper writes the OCI runtime the engine runs as "runsc":
+# runsc with the flags the docker runtime needs before the engine's own
+# (--root, --log, create...): no network stack at all (the containers have
+# none), and host FIFOs opened through the gofer (the host talks to a
+# container's init through named pipes: sandbox/docker's pipes.go). Not
+# --oci-seccomp: the Sentry applying Docker's profile (the docker runtime's)
+# makes every thread's creation fail ("can't start new thread": the
+# profile's clone3 rule), so the programs are filtered by the Sentry's own
+# system-call implementation only (the README's runtimes table).
+write_runsc_wrapper() {
+  printf '#!/bin/sh\n# Written by scripts/docker.sh: gVisor'"'"'s runsc for the Docker Engine.\nexec %q --network=none --host-fifo=open "$@"\n' "$1" >"$2.new"
+  chmod 0755 "$2.new"
+  mv "$2.new" "$2"
 }
 
 # stop_engine ends the dockerd of the pid file (TERM, then KILL after 30 s;

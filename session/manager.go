@@ -130,7 +130,18 @@ func validTenant(t string) bool {
 // Create makes a new session of the tenant's, evicting the least recently
 // used idle one (of any tenant) if the Manager is full.
 func (t *Sessions) Create(ctx context.Context, cfg Config) (*Session, error) {
-	return t.m.create(ctx, t.tenant, cfg)
+	return t.m.create(ctx, t.tenant, nil, cfg)
+}
+
+// CreateOn is Create in a sandbox of rt instead of the Manager's runtime
+// (never from the pool, whose sessions are the Manager's runtime's): a
+// server that lets a request choose among runtimes keeps every session in
+// one Manager, under one capacity.
+func (t *Sessions) CreateOn(ctx context.Context, rt sandbox.Interactive, cfg Config) (*Session, error) {
+	if rt == nil {
+		return nil, errors.New("session: CreateOn needs a runtime")
+	}
+	return t.m.create(ctx, t.tenant, rt, cfg)
 }
 
 // Get returns the tenant's open session id; an evicted one yields its
@@ -140,11 +151,11 @@ func (t *Sessions) Get(id string) (*Session, error) { return t.m.get(t.tenant, i
 // List describes the tenant's open sessions, oldest first.
 func (t *Sessions) List() []Info { return t.m.list(t.tenant) }
 
-func (m *Manager) create(ctx context.Context, tenant string, cfg Config) (*Session, error) {
+func (m *Manager) create(ctx context.Context, tenant string, rt sandbox.Interactive, cfg Config) (*Session, error) {
 	if err := m.reserve(tenant); err != nil {
 		return nil, err
 	}
-	s, err := m.open(ctx, cfg)
+	s, err := m.open(ctx, rt, cfg)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.pending--
@@ -165,8 +176,12 @@ func (m *Manager) create(ctx context.Context, tenant string, cfg Config) (*Sessi
 	return s, nil
 }
 
-// open makes the session, from the pool when one fits.
-func (m *Manager) open(ctx context.Context, cfg Config) (*Session, error) {
+// open makes the session in rt's sandbox, or (rt nil) the Manager's
+// runtime's, from the pool when one fits.
+func (m *Manager) open(ctx context.Context, rt sandbox.Interactive, cfg Config) (*Session, error) {
+	if rt != nil {
+		return New(ctx, rt, cfg)
+	}
 	if p := m.opts.Pool; p != nil && p.fits(cfg) {
 		s, err := p.Get(ctx)
 		if err != nil {

@@ -168,6 +168,7 @@ type Session struct {
 	ownsSB  bool // false when Config.Sandbox gave it
 	created time.Time
 	pooled  bool
+	runtime string // the name of the runtime whose sandbox it runs in
 
 	turn chan struct{} // held by the running Execute, Restart or start
 
@@ -208,7 +209,8 @@ func New(ctx context.Context, rt sandbox.Interactive, cfg Config) (*Session, err
 		}
 	}
 	now := time.Now()
-	s := &Session{id: newID(), cfg: cfg, sb: sb, ownsSB: owns, created: now, lastUsed: now, turn: make(chan struct{}, 1)}
+	s := &Session{id: newID(), cfg: cfg, sb: sb, ownsSB: owns, created: now, lastUsed: now, turn: make(chan struct{}, 1),
+		runtime: runtimeName(rt)}
 	in, err := startInterp(ctx, sb, cfg.newDriver(), s.route, cfg.StartTimeout)
 	if err != nil {
 		if owns {
@@ -218,6 +220,14 @@ func New(ctx context.Context, rt sandbox.Interactive, cfg Config) (*Session, err
 	}
 	s.in = in
 	return s, nil
+}
+
+// runtimeName is the name of rt, when it says ("" otherwise).
+func runtimeName(rt sandbox.Interactive) string {
+	if n, ok := rt.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
 }
 
 func newID() string {
@@ -871,6 +881,9 @@ type Info struct {
 	Alive bool `json:"alive"`
 	// Pooled is set when the session came from a warm pool.
 	Pooled bool `json:"pooled"`
+	// Runtime names the runtime whose sandbox the session runs in (linux,
+	// gvisor, docker), when the runtime has a name.
+	Runtime string `json:"runtime,omitempty"`
 	// Interpreter names the interpreter ("Python 3.11.2, IPython 8.5.0").
 	Interpreter string `json:"interpreter,omitempty"`
 	Closed      string `json:"closed,omitempty"`
@@ -881,7 +894,7 @@ func (s *Session) Info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	info := Info{ID: s.id, Tenant: s.tenant, Language: s.cfg.Language, Created: s.created, LastUsed: s.lastUsed,
-		Cells: len(s.history), Busy: s.running != nil, Pooled: s.pooled}
+		Cells: len(s.history), Busy: s.running != nil, Pooled: s.pooled, Runtime: s.runtime}
 	if s.in != nil {
 		info.Alive = s.in.alive()
 		info.Interpreter = describeInterp(s.cfg.Language, s.in.info)

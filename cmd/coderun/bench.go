@@ -41,7 +41,7 @@ func newBenchRuntimesCmd() *cobra.Command {
 	cfg := bench.DefaultRuntimesConfig
 	cmd := &cobra.Command{
 		Use:   "runtimes",
-		Short: "p50/p95 of a trivial Python one-shot on each runtime, cold and warm (pool), against bare python3",
+		Short: "p50/p95 of a trivial Python one-shot and of a 1+1 session cell on each runtime, cold and warm, against bare python3",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := bench.Runtimes(cmd.Context(), cfg, cmd.ErrOrStderr())
@@ -56,6 +56,8 @@ func newBenchRuntimesCmd() *cobra.Command {
 	f.IntVar(&cfg.Runs, "runs", cfg.Runs, "sequential runs per row")
 	f.IntVar(&cfg.Pool, "pool", cfg.Pool, "pre-started sandboxes of the warm rows")
 	f.StringVar(&cfg.Code, "code", cfg.Code, "Python program to run")
+	f.IntVar(&cfg.SessionCold, "session-cold", cfg.SessionCold, "session starts + first cell per runtime (0: skip those rows)")
+	f.IntVar(&cfg.SessionCells, "session-cells", cfg.SessionCells, "cells in a running session per runtime (0: skip those rows)")
 	f.StringVar(&cfg.Docker.Host, "docker-host", "", "the Docker Engine's address (default: DOCKER_HOST's)")
 	f.StringVar(&cfg.Docker.Image, "docker-image", docker.DefaultImage, "the docker runtime's image")
 	return cmd

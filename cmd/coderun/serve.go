@@ -89,6 +89,9 @@ Every setting (flag, configuration key, default):
                                                  (loopback only; "off": not served)
   (none)               server.mcp_origins        origins (https://app.example.com) whose pages may
                                                  call /mcp from a browser, besides the server's own
+  (none)               server.runtimes           runtimes a request or session may name in its
+                                                 "runtime" (linux, gvisor, docker), opened at the
+                                                 start; default: runtime.name's alone
   --pool               runtime.linux.pool        4 pre-started Python sandboxes for one-shot runs
   (none)               runtime.linux.zygote      sandboxes forked from a started Python: true here
                                                  when the server runs one tenant's code, false for

@@ -194,6 +194,9 @@ func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) 
 	cmd = append(append(cmd, codeDir, "/bin/sh", "-c", script, "sh"), argv...)
 	user := strconv.Itoa(uid) + ":" + strconv.Itoa(uid)
 	pids := int64(limits.Processes + initTasks)
+	if r.sentry {
+		pids += sentryTasks
+	}
 	cfg := &container.Config{
 		Image:           r.opts.Image,
 		User:            user,
@@ -252,8 +255,10 @@ func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) 
 	if info.State == nil || info.State.Pid == 0 {
 		return errors.New("the container is not running")
 	}
-	if err := bindBootID(info.State.Pid); err != nil {
-		return err
+	if !isSentry(info.State.Pid) {
+		if err := bindBootID(info.State.Pid); err != nil {
+			return err
+		}
 	}
 	cg, err := cgroupOf(info.State.Pid)
 	if err != nil {
@@ -301,11 +306,11 @@ func (r *Runtime) awaitReady(ctx context.Context, b *box) error {
 // setPids bounds the program to n processes and threads: the container's
 // pids limit is n and the init's own threads.
 func (r *Runtime) setPids(b *box, n int) error {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", b.initPid))
+	tasks, err := r.taskCount(b)
 	if err != nil {
-		return fmt.Errorf("counting the init's threads: %w", err)
+		return err
 	}
-	if err := b.cg.setPids(int64(n + len(tasks))); err != nil {
+	if err := b.cg.setPids(int64(n + tasks)); err != nil {
 		return err
 	}
 	b.limits.Processes = n

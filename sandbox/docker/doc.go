@@ -29,7 +29,10 @@
 // (cmd/coderun-docker-init, embedded and bind-mounted read-only: the OOM
 // score the engine sets stays), a boot id of the container's own
 // (identity.go), an inode cap on the workspace. Clocks of the container's
-// own come from the engine's OCI runtime (scripts/docker-runc.sh).
+// own come from the engine's OCI runtime (scripts/docker-runc.sh). Under
+// gVisor's runsc as the engine's OCI runtime (Options.OCIRuntime), one-shot
+// runs work with the differences gvisor.go and the README list, and
+// long-lived sandboxes are refused.
 //
 // The image (Python 3 with numpy, pandas, matplotlib and IPython, and
 // Node) is built locally, without a registry: by ImportHost from the host's

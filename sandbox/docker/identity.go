@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,6 +35,23 @@ func writeBootID(codeDir string) error {
 	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
 	id := fmt.Sprintf("%x-%x-%x-%x-%x\n", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 	return os.WriteFile(filepath.Join(codeDir, "boot_id"), []byte(id), 0o444)
+}
+
+// sentryArgv0 is the name runsc gives its sandbox process, gVisor's
+// Sentry: the host process of a container of the OCI runtime runsc.
+const sentryArgv0 = "runsc-sandbox"
+
+// isSentry reports whether the host process pid is gVisor's Sentry (the
+// container runs on the OCI runtime runsc): then its programs' /proc is
+// the Sentry's own, boot id included (one of the sandbox's own), and no
+// mount on the host reaches it.
+func isSentry(pid int) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+	return argv0 == sentryArgv0
 }
 
 // bindBootID mounts the container's /.coderun/boot_id over its

@@ -50,6 +50,9 @@ var (
 // NewSandbox creates a long-lived sandbox: its workspace, with spec's
 // files, and its limits. No container runs until a program starts.
 func (r *Runtime) NewSandbox(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
+	if r.sentry {
+		return nil, ErrNoSessionsOnRunsc
+	}
 	if err := spec.Validate(sandbox.DefaultLimits); err != nil {
 		return nil, err
 	}

@@ -176,6 +176,14 @@ func outcome(res *sandbox.Result, b *box, reason sandbox.Reason, oom int64, l sa
 		res.Reason, res.ExitCode, res.Signal = reason, -1, "SIGKILL"
 		return
 	}
+	if b.stErr != nil && oom > 0 {
+		// The kernel's OOM killer took the container's init with the
+		// program (under runsc: the Sentry, which holds every process's
+		// memory), so no status came.
+		res.Reason, res.ExitCode, res.Signal = sandbox.ReasonMemoryLimit, -1, "SIGKILL"
+		res.Error = joinNote(res.Error, "the container hit its memory limit and the kernel killed it (OOM), its init with it")
+		return
+	}
 	if b.stErr != nil {
 		res.Reason, res.ExitCode = sandbox.ReasonKilled, -1
 		res.Error = joinNote(res.Error, b.stErr.Error())

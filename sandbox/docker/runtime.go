@@ -69,6 +69,7 @@ type Runtime struct {
 	seccomp string // the containers' seccomp profile (seccomp.go), as JSON
 	bin     binDir // the init program every container runs its programs under
 	owner   string // this process, as its containers' labelOwner names it
+	sentry  bool   // the OCI runtime is gVisor's runsc (gvisor.go)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -116,12 +117,17 @@ func New(opts Options) (*Runtime, error) {
 		cli.Close()
 		return nil, fmt.Errorf("docker runtime: image %s: %w (build it with: coderun image build)", opts.Image, err)
 	}
+	sentry, err := engineRuntimeIsGVisor(ctx, cli, opts.OCIRuntime)
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("docker runtime: oci_runtime: %w", err)
+	}
 	owner, err := processID(os.Getpid())
 	if err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("docker runtime: %w", err)
 	}
-	r := &Runtime{opts: opts, cli: cli, seccomp: profile, owner: owner, closed: make(chan struct{})}
+	r := &Runtime{opts: opts, cli: cli, seccomp: profile, owner: owner, sentry: sentry, closed: make(chan struct{})}
 	if _, err := r.reclaim(ctx); err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("docker runtime: removing what killed processes left: %w", err)

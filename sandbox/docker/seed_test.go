@@ -13,13 +13,18 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/docker"
 )
 
 // TestSeedFlow is the seed material's Docker flow end to end: a CSV goes
 // in, a script writes a PNG plot and a summary, both come back out, and no
 // container of the runtime's is left once it has closed.
-func TestSeedFlow(t *testing.T) {
-	rt := newRuntime(t, 1)
+func TestSeedFlow(t *testing.T) { seedFlow(t, newRuntime(t, 1)) }
+
+// seedFlow runs the seed's flow on rt, then closes it and checks that no
+// container of the runtime's is left.
+func seedFlow(t *testing.T, rt *docker.Runtime) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	csv := "x,y\n1,2\n2,4\n3,9\n4,16\n"

@@ -19,8 +19,13 @@ import (
 
 // Options are what the API is built from.
 type Options struct {
-	// Runtime runs one-shot executions.
+	// Runtime runs one-shot executions and (through Sessions) sessions
+	// whose request names no runtime.
 	Runtime sandbox.Runtime
+	// Runtimes are the runtimes a request may name in its "runtime", by
+	// name (Runtime's may be among them); nil: Runtime alone. A session
+	// on one of them is created in its sandbox by Sessions.CreateOn.
+	Runtimes map[string]sandbox.Runtime
 	// Sessions keeps the sessions of every tenant.
 	Sessions *session.Manager
 	// Limits are the defaults of a one-shot execution's limits (the

@@ -22,6 +22,9 @@ type execRequest struct {
 	FileContents size `json:"file_contents,omitempty"`
 	// CompileArgs are added to a compiled language's compiler.
 	CompileArgs []string `json:"compile_args,omitempty"`
+	// Runtime names the runtime to run on (linux, gvisor, docker), one the
+	// server enables; empty: the server's own.
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // exec runs code once in a fresh sandbox and answers its sandbox.Result.
@@ -39,13 +42,18 @@ func (a *API) exec(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	rt, err := a.runtime(in.Runtime)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
 	release, err := a.opts.Tenants.StartExecution(tn)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
 	defer release()
-	res, err := a.opts.Runtime.Run(r.Context(), req)
+	res, err := rt.Run(r.Context(), req)
 	if server.ShuttingDown(r.Context()) {
 		// The grace period of a shutdown ended with the run.
 		server.WriteError(w, http.StatusServiceUnavailable, server.CodeUnavailable, server.ErrShutdown.Error()+": the run was stopped")

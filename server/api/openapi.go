@@ -177,6 +177,7 @@ func schemas() map[string]any {
 			"limits":        server.Ref("Limits"),
 			"file_contents": sizeOrBytes,
 			"compile_args":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Arguments added to a compiled language's compiler (-std=c++20, -O2)."},
+			"runtime":       typ("string", "The runtime to run on (linux, gvisor, docker): one the server enables (server.runtimes), else 400 naming them; default the server's own."),
 		}),
 		"FileInfo": obj([]string{"path", "kind", "size", "mode", "created"}, map[string]any{
 			"path": typ("string", "Relative to the workspace."), "kind": enum("", "file", "dir", "symlink", "other"),
@@ -202,6 +203,7 @@ func schemas() map[string]any {
 			"files":        arr(server.Ref("FileIn")),
 			"env":          map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 			"idle_timeout": durationOrSeconds,
+			"runtime":      typ("string", "The runtime whose sandbox the session runs in (linux, gvisor, docker): one the server enables (server.runtimes), else 400 naming them; default the server's own."),
 		}),
 		"Session": obj([]string{"id", "language", "created", "last_used", "cells", "busy", "alive", "pooled", "idle_timeout"}, map[string]any{
 			"id": typ("string", ""), "tenant": typ("string", ""), "language": typ("string", ""),
@@ -211,6 +213,7 @@ func schemas() map[string]any {
 			"alive":  typ("boolean", "The interpreter is up (false: the next cell restarts it)."),
 			"pooled": typ("boolean", ""), "interpreter": typ("string", "Python 3.11.2, IPython 8.5.0"),
 			"closed": typ("string", ""), "idle_timeout": typ("string", "Closed after this long unused."),
+			"runtime": typ("string", "The runtime whose sandbox the session runs in."),
 		}),
 		"SessionList": obj([]string{"sessions"}, map[string]any{"sessions": arr(server.Ref("Session"))}),
 		"ExecuteRequest": obj([]string{"code"}, map[string]any{

@@ -26,6 +26,9 @@ type sessionRequest struct {
 	// IdleTimeout closes the session after this long unused; zero: the
 	// server's (its maximum).
 	IdleTimeout duration `json:"idle_timeout,omitempty"`
+	// Runtime names the runtime whose sandbox the session runs in (linux,
+	// gvisor, docker), one the server enables; empty: the server's own.
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // sessionInfo is a session as the API shows it.
@@ -58,6 +61,17 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	// A runtime other than the server's own: its sandbox, never the pool.
+	var irt sandbox.Interactive
+	if rt, err := a.runtime(in.Runtime); err != nil {
+		writeErr(w, err)
+		return
+	} else if rt != a.opts.Runtime {
+		if irt, err = interactive(rt); err != nil {
+			writeErr(w, err)
+			return
+		}
+	}
 	sessions, err := a.opts.Sessions.Tenant(tn)
 	if err != nil {
 		writeErr(w, err)
@@ -73,7 +87,12 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	s, err := sessions.Create(r.Context(), cfg)
+	var s *session.Session
+	if irt != nil {
+		s, err = sessions.CreateOn(r.Context(), irt, cfg)
+	} else {
+		s, err = sessions.Create(r.Context(), cfg)
+	}
 	if err != nil {
 		release()
 		writeErr(w, err)

@@ -1,0 +1,146 @@
+package docker_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/client"
+	"golang.org/x/sys/unix"
+
+	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/docker"
+	"github.com/coderun/coderun/sandbox/gvisor"
+	"github.com/coderun/coderun/sandbox/sandboxtest"
+)
+
+// runscRuntime is the OCI runtime name scripts/docker.sh registers
+// gVisor's runsc under.
+const runscRuntime = "runsc"
+
+// newRunscRuntime opens the runtime with oci_runtime: runsc on the test
+// engine, or skips the test, saying why, where runsc or the engine is
+// absent. An engine of scripts/docker.sh's without the runsc runtime on a
+// host that has runsc fails the test: the script registers it.
+func newRunscRuntime(t *testing.T, pool int) *docker.Runtime {
+	t.Helper()
+	bin, err := gvisor.FindRunsc("")
+	if err != nil {
+		t.Skipf("runsc is absent: %v", err)
+	}
+	host := os.Getenv("CODERUN_TEST_DOCKER_HOST")
+	if host == "" {
+		newRuntime(t, 0) // skips, saying why
+	}
+	cli, err := client.NewClientWithOpts(client.WithHost(host), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	info, err := cli.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := info.Runtimes[runscRuntime]; !ok {
+		t.Fatalf("runsc is on this host (%s) but the engine at %s has no OCI runtime %q (scripts/docker.sh start registers it): it has %v", bin, host, runscRuntime, info.Runtimes)
+	}
+	rt, err := docker.New(docker.Options{Host: host, Image: os.Getenv("CODERUN_TEST_DOCKER_IMAGE"), OCIRuntime: runscRuntime, Pool: pool})
+	if err != nil {
+		t.Fatalf("docker.New with oci_runtime %s: %v", runscRuntime, err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return rt
+}
+
+// TestRunscHello: with oci_runtime: runsc a program runs in gVisor's
+// Sentry (the kernel it sees is not the host's), its output and exit
+// status as on runc, from a fresh container and from the pool.
+func TestRunscHello(t *testing.T) {
+	rt := newRunscRuntime(t, 1)
+	var host unix.Utsname
+	if err := unix.Uname(&host); err != nil {
+		t.Fatal(err)
+	}
+	release := unix.ByteSliceToString(host.Release[:])
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	deadline := time.Now().Add(time.Minute)
+	for rt.PoolReady() < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, lim := range []sandbox.Limits{{}, {OpenFiles: 100}} { // the pool's, then a container of its own
+		res, err := rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Limits: lim,
+			Code: "import os, sys; print(os.uname().release); sys.exit(3)"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.TrimSpace(res.Stdout)
+		if res.Reason != sandbox.ReasonExited || res.ExitCode != 3 || got == "" || got == release {
+			t.Errorf("limits %+v: %s, kernel release %q (the host's is %q), pooled %v\n%s", lim, res.Summary(), got, release, res.Pooled, res.Stderr)
+		}
+		t.Logf("limits %+v: kernel %s, pooled %v, wall %v", lim, got, res.Pooled, res.Usage.Wall)
+	}
+}
+
+// TestRunscNoSessions: under runsc a long-lived sandbox is refused, saying
+// why, rather than made and left unable to tell a cell's end.
+func TestRunscNoSessions(t *testing.T) {
+	rt := newRunscRuntime(t, 0)
+	sb, err := rt.NewSandbox(context.Background(), sandbox.Spec{})
+	if !errors.Is(err, docker.ErrNoSessionsOnRunsc) {
+		if sb != nil {
+			sb.Close()
+		}
+		t.Fatalf("NewSandbox under runsc: %v, want ErrNoSessionsOnRunsc", err)
+	}
+}
+
+// TestRunscUnknownOCIRuntime: an oci_runtime the engine does not know is
+// refused when the runtime starts, naming those it knows.
+func TestRunscUnknownOCIRuntime(t *testing.T) {
+	host := os.Getenv("CODERUN_TEST_DOCKER_HOST")
+	if host == "" {
+		newRuntime(t, 0) // skips, saying why
+	}
+	rt, err := docker.New(docker.Options{Host: host, Image: os.Getenv("CODERUN_TEST_DOCKER_IMAGE"), OCIRuntime: "kata"})
+	if err == nil {
+		rt.Close()
+		t.Fatal("an engine without the OCI runtime kata: the runtime started")
+	}
+	if !strings.Contains(err.Error(), `the engine has no OCI runtime "kata": it has `) || !strings.Contains(err.Error(), "runc") {
+		t.Errorf("an unknown OCI runtime: %v", err)
+	}
+}
+
+// TestRunscSeedFlow is the seed's flow (a CSV in, a PNG and a summary
+// out, no container left) with oci_runtime: runsc.
+func TestRunscSeedFlow(t *testing.T) { seedFlow(t, newRunscRuntime(t, 1)) }
+
+// TestRunscSuite runs the suite's one-shot scenarios (conformance and
+// security) with oci_runtime: runsc, on request only
+// (CODERUN_TEST_RUNSC_SUITE=1): about 20 of them fail there, some of them
+// containment failures and some only under load (a Sentry not ready
+// within a minute), as the README's runtimes section lists. It is a
+// measurement of the configuration, not a gate on it: oci_runtime: runsc
+// is not held to the suite; the gvisor runtime is.
+func TestRunscSuite(t *testing.T) {
+	if os.Getenv("CODERUN_TEST_RUNSC_SUITE") != "1" {
+		t.Skip("oci_runtime: runsc fails about 20 of the suite's scenarios (README, runtimes: Docker with runsc); CODERUN_TEST_RUNSC_SUITE=1 runs them")
+	}
+	s := &sandboxtest.Suite{PrivatePaths: []string{"/run/coderun/docker"}, Known: map[string]string{
+		"Security/FromC": "the image has no C compiler (its packages are the Python stack and Node): compiled languages run on the linux runtime",
+	}}
+	// Long-lived sandboxes are refused under runsc (TestRunscNoSessions).
+	s.NewRuntime = func(t *testing.T) sandbox.Runtime { return oneShotOnly{newRunscRuntime(t, 0)} }
+	s.Run(t)
+}
+
+// oneShotOnly is a runtime's one-shot runs alone.
+type oneShotOnly struct{ sandbox.Runtime }
