@@ -40,7 +40,8 @@ func (e *RuntimeError) Unwrap() error { return e.Err }
 
 // OpenRuntime builds the runtime that Runtime.Name names, from its options
 // in Runtime.Options, able to run every language (sandbox/toolchain runs
-// those the runtime does not start itself). A failure to start is a
+// those the runtime does not start itself, with Runtime.CompiledPool
+// sandboxes kept ready for compiled ones). A failure to start is a
 // *RuntimeError.
 func (c *Config) OpenRuntime() (sandbox.Runtime, error) {
 	d, ok := sandbox.Lookup(c.Runtime.Name)
@@ -52,7 +53,7 @@ func (c *Config) OpenRuntime() (sandbox.Runtime, error) {
 	if err != nil {
 		return nil, &RuntimeError{Runtime: c.Runtime.Name, Err: err}
 	}
-	return toolchain.Wrap(rt, toolchain.Options{}), nil
+	return toolchain.Wrap(rt, toolchain.Options{Pool: c.Runtime.CompiledPool}), nil
 }
 
 // RuntimeOptions are the options of the runtime that Runtime.Name names
