@@ -442,3 +442,43 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 	}
 	waitPool(t, rt, 1)
 }
+
+// TestGoLinksWithoutDebugInfo: Go programs, test binaries too, are linked
+// without DWARF and the symbol table (a quarter of a hello world's build
+// CPU), and a panic still names its functions.
+func TestGoLinksWithoutDebugInfo(t *testing.T) {
+	need(t, language.Go)
+	rt := newRuntime(t)
+	probe := `
+func sections() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return err.Error()
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	return fmt.Sprintf("dwarf=%v symtab=%v", f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil, f.Section(".symtab") != nil)
+}
+`
+	for _, c := range []struct {
+		name, code, want string
+	}{
+		{"program", "package main\n\nimport (\n\t\"debug/elf\"\n\t\"fmt\"\n\t\"os\"\n)\n" + probe + "\nfunc main() { fmt.Println(sections()) }\n", "dwarf=false symtab=false\n"},
+		{"test binary", "package main\n\nimport (\n\t\"debug/elf\"\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n" + probe + "\nfunc TestSections(t *testing.T) { fmt.Println(sections()) }\n", "dwarf=false symtab=false\n"},
+	} {
+		res := run(t, rt, sandbox.Request{Language: language.Go, Code: c.code})
+		if !res.OK() {
+			t.Fatalf("%s: %s, stdout %q, stderr %q, compile %q", c.name, res.Summary(), res.Stdout, res.Stderr, res.Compile.Stderr)
+		}
+		if !strings.Contains(res.Stdout, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, res.Stdout, c.want)
+		}
+	}
+	res := run(t, rt, sandbox.Request{Language: language.Go, Code: "package main\n\nfunc boom() { panic(\"boom\") }\n\nfunc main() { boom() }\n"})
+	if res.ExitCode != 2 || !strings.Contains(res.Stderr, "main.boom") {
+		t.Errorf("a panic: exit %d, stderr %q", res.ExitCode, res.Stderr)
+	}
+}
