@@ -48,6 +48,11 @@ type RuntimeConfig struct {
 	// Options holds the options of every registered runtime, by name: the
 	// value its Driver.Options returned, with the configuration applied.
 	Options map[string]any
+	// CompiledPool is how many sandboxes are kept ready for compiled
+	// languages (C, C++, Go, Java, Rust, TypeScript), their two-step driver
+	// started (toolchain.Options.Pool); 0: none. coderun serve keeps
+	// DefaultServeCompiledPool.
+	CompiledPool int
 }
 
 // StoreConfig locates the store of agent runs.
@@ -230,6 +235,7 @@ func (c *Config) bind() {
 	size := func(key, env string, ptr *int64, check func(any) error) { add(key, env, ptr, check).bytes = true }
 
 	add("runtime.name", "", &c.Runtime.Name, oneOf(sandbox.Drivers()...))
+	add("runtime.compiled_pool", "", &c.Runtime.CompiledPool, notNegative)
 	for _, name := range sandbox.Drivers() {
 		d, _ := sandbox.Lookup(name)
 		opts := d.Options()

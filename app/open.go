@@ -13,6 +13,7 @@ import (
 	"github.com/coderun/coderun/llm/provider"
 	"github.com/coderun/coderun/policy"
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/sandbox/toolchain"
 	"github.com/coderun/coderun/session"
 	"github.com/coderun/coderun/store"
 	"github.com/coderun/coderun/store/sqlite"
@@ -39,14 +40,15 @@ func (e *RuntimeError) Unwrap() error { return e.Err }
 
 // OpenRuntime builds the runtime that Runtime.Name names, from its options
 // in Runtime.Options, able to run every language (sandbox/toolchain runs
-// those the runtime does not start itself). A failure to start is a
+// those the runtime does not start itself, with Runtime.CompiledPool
+// sandboxes kept ready for compiled ones). A failure to start is a
 // *RuntimeError.
 func (c *Config) OpenRuntime() (sandbox.Runtime, error) {
 	if _, ok := sandbox.Lookup(c.Runtime.Name); !ok {
 		return nil, &SettingError{Key: "runtime.name", Value: c.Runtime.Name, Source: c.Source("runtime.name"),
 			Err: oneOf(sandbox.Drivers()...)(c.Runtime.Name)}
 	}
-	return c.OpenNamedRuntime(c.Runtime.Name)
+	return c.openRuntime(c.Runtime.Name, toolchain.Options{Pool: c.Runtime.CompiledPool})
 }
 
 // RuntimeOptions are the options of the runtime that Runtime.Name names

@@ -73,13 +73,14 @@ var DefaultMaxLimits = sandbox.Limits{WallTime: time.Hour, CPUTime: time.Hour, M
 
 // SetServeDefaults gives `coderun serve` its defaults where the file, the
 // environment and the flags say nothing: one-shot runs from 4 pre-started
-// sandboxes, 2 Python sessions kept started, and sandboxes forked from a
+// sandboxes, 2 Python sessions kept started, DefaultServeCompiledPool
+// sandboxes ready for compiled languages, and sandboxes forked from a
 // zygote when the server runs one tenant's code only (--insecure-local,
 // or keys of one tenant): forks of one zygote share its address-space
 // layout, stack canary and string-hash secret, which a server must not
 // share between tenants (README, "How a run is isolated").
 func (c *Config) SetServeDefaults() error {
-	for key, value := range map[string]string{"runtime.linux.pool": "4", "server.session_pool": "2"} {
+	for key, value := range map[string]string{"runtime.linux.pool": "4", "server.session_pool": "2", "runtime.compiled_pool": strconv.Itoa(DefaultServeCompiledPool)} {
 		if err := c.SetDefault(key, value); err != nil {
 			return err
 		}
@@ -90,6 +91,13 @@ func (c *Config) SetServeDefaults() error {
 	}
 	return c.SetDefault("runtime.linux.zygote", strconv.FormatBool(len(tenants) <= 1))
 }
+
+// DefaultServeCompiledPool is how many sandboxes coderun serve keeps ready
+// for compiled languages (runtime.compiled_pool): a pooled run skips a
+// sandbox's set-up (C's hello world: about 14 ms of CPU of 50, README
+// "Benchmarks"), and each waiting sandbox holds one idle shell and an
+// empty workspace. Two: the runs a 2-core host compiles at once.
+const DefaultServeCompiledPool = 2
 
 // servedTenants are the tenants whose code the server runs: the keys'
 // tenants, SandboxFusion's keyless tenant, and the default tenant with
@@ -359,9 +367,16 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 // sandboxes, where it has them.
 func poolGauges(svc *Services) error {
 	type pooled interface{ PoolReady(sandbox.Language) int }
+	type compiledPool interface{ PoolReady() int } // sandbox/toolchain's
 	rt := svc.Runtime
 	pr, ok := rt.(pooled)
 	for !ok {
+		if cp, isToolchain := rt.(compiledPool); isToolchain {
+			if err := svc.Metrics.AddGauge("coderun_compiled_pool_ready", "Sandboxes waiting for a compiled language's run (runtime.compiled_pool).",
+				nil, func() float64 { return float64(cp.PoolReady()) }); err != nil {
+				return fmt.Errorf("metrics: %w", err)
+			}
+		}
 		// Through the wrappers (the toolchain of compiled languages).
 		u, wraps := rt.(interface{ Unwrap() sandbox.Runtime })
 		if !wraps {

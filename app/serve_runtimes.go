@@ -21,9 +21,17 @@ func checkServerRuntimes(v any) error {
 
 // OpenNamedRuntime builds the registered runtime name from its options in
 // Runtime.Options (runtime.NAME.*), able to run every language
-// (sandbox/toolchain runs those the runtime does not start itself). A
-// failure to start is a *RuntimeError.
+// (sandbox/toolchain runs those the runtime does not start itself), with
+// no compiled sandboxes kept ready (Runtime.CompiledPool is the
+// configured runtime's, OpenRuntime's). A failure to start is a
+// *RuntimeError.
 func (c *Config) OpenNamedRuntime(name string) (sandbox.Runtime, error) {
+	return c.openRuntime(name, toolchain.Options{})
+}
+
+// openRuntime builds the registered runtime name, wrapped by the
+// toolchain with tc.
+func (c *Config) openRuntime(name string, tc toolchain.Options) (sandbox.Runtime, error) {
 	d, ok := sandbox.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("runtime %s: %w", name, oneOf(sandbox.Drivers()...)(name))
@@ -32,7 +40,7 @@ func (c *Config) OpenNamedRuntime(name string) (sandbox.Runtime, error) {
 	if err != nil {
 		return nil, &RuntimeError{Runtime: name, Err: err}
 	}
-	return toolchain.Wrap(rt, toolchain.Options{}), nil
+	return toolchain.Wrap(rt, tc), nil
 }
 
 // openServerRuntimes opens, at the server's start, the runtimes that

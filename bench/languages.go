@@ -79,8 +79,11 @@ type LanguageRow struct {
 	// CoderunCPU and DirectCPU are the median CPU time of one run, this
 	// process tree's (measure.TreeCPU: the sandbox's processes and the
 	// host's work for them; the toolchain's processes): a figure the
-	// machine's load does not change as it does wall time.
-	CoderunCPU, DirectCPU time.Duration
+	// machine's load does not change as it does wall time. PooledCPU is
+	// the same for a pooled run with the making of the sandbox that
+	// replaces it (a pool moves the set-up off the run's path, not off
+	// the CPU).
+	CoderunCPU, PooledCPU, DirectCPU time.Duration
 	// Items, ItemsPerSecond and Passed: HumanEval-X canonical solutions
 	// through eval.Run (zero Items: not measured).
 	Items          int
@@ -126,7 +129,7 @@ func Languages(ctx context.Context, cfg LanguagesConfig, progress io.Writer) (*L
 		}
 		fmt.Fprintf(progress, "bench: %s: %d hello-world runs each way\n", l, cfg.Runs)
 		row := LanguageRow{Language: l, Version: st.Version}
-		if row.Coderun, row.Pooled, row.Direct, row.CoderunCPU, row.DirectCPU, err = helloLatencies(ctx, rt, pooled, cfg.Pool, st.Tool, l, cfg.Runs); err != nil {
+		if err = helloLatencies(ctx, rt, pooled, cfg.Pool, st.Tool, l, cfg.Runs, &row); err != nil {
 			return nil, err
 		}
 		rep.Rows = append(rep.Rows, row)
@@ -144,14 +147,14 @@ func Languages(ctx context.Context, cfg LanguagesConfig, progress io.Writer) (*L
 
 // helloLatencies times, interleaved, the hello world of lang through rt,
 // through pooled (when not nil, for a compiled language) and its compile
-// and run commands called directly on the host.
-func helloLatencies(ctx context.Context, rt, pooled sandbox.Runtime, poolSize int, tool string, lang language.Language, runs int) (via, viaPool, direct Latency, viaCPU, directCPU time.Duration, err error) {
+// and run commands called directly on the host, into row.
+func helloLatencies(ctx context.Context, rt, pooled sandbox.Runtime, poolSize int, tool string, lang language.Language, runs int, row *LanguageRow) error {
 	spec, _ := language.Lookup(lang)
 	code := helloWorld[lang]
 	if !spec.Compiled() {
 		pooled = nil // the pool serves compiled languages
 	}
-	var viaT, poolT, directT, viaC, directC []time.Duration
+	var viaT, poolT, directT, viaC, poolC, directC []time.Duration
 	hello := func(rt sandbox.Runtime, wantPooled bool) (time.Duration, error) {
 		start := time.Now()
 		res, err := rt.Run(ctx, sandbox.Request{Language: lang, Code: code})
@@ -170,35 +173,41 @@ func helloLatencies(ctx context.Context, rt, pooled sandbox.Runtime, poolSize in
 	for i := 0; i < runs; i++ {
 		if pooled != nil {
 			if err := poolFull(ctx, pooled, poolSize); err != nil {
-				return via, viaPool, direct, 0, 0, err
+				return err
 			}
+			m := measure.Start()
 			d, err := hello(pooled, true)
 			if err != nil {
-				return via, viaPool, direct, 0, 0, err
+				return err
 			}
-			poolT = append(poolT, d)
+			// The pool refills once the run has ended: its CPU is the
+			// run's too.
 			if err := poolFull(ctx, pooled, poolSize); err != nil {
-				return via, viaPool, direct, 0, 0, err
+				return err
 			}
+			tree, _ := m.Stop()
+			poolT, poolC = append(poolT, d), append(poolC, tree.Total())
 		}
 		m := measure.Start()
 		d, err := hello(rt, false)
 		if err != nil {
-			return via, viaPool, direct, 0, 0, err
+			return err
 		}
 		tree, _ := m.Stop()
 		viaT, viaC = append(viaT, d), append(viaC, tree.Total())
 		m = measure.Start()
 		if d, err = helloDirect(ctx, spec, tool, code); err != nil {
-			return via, viaPool, direct, 0, 0, err
+			return err
 		}
 		tree, _ = m.Stop()
 		directT, directC = append(directT, d), append(directC, tree.Total())
 	}
 	if len(poolT) > 0 {
-		viaPool = summarize("coderun, pool", poolT, len(poolT))
+		row.Pooled, row.PooledCPU = summarize("coderun, pool", poolT, len(poolT)), summarize("", poolC, 0).P50
 	}
-	return summarize("coderun", viaT, 0), viaPool, summarize("direct", directT, 0), summarize("", viaC, 0).P50, summarize("", directC, 0).P50, nil
+	row.Coderun, row.Direct = summarize("coderun", viaT, 0), summarize("direct", directT, 0)
+	row.CoderunCPU, row.DirectCPU = summarize("", viaC, 0).P50, summarize("", directC, 0).P50
+	return nil
 }
 
 // poolFull waits until rt's pool holds size ready sandboxes.
@@ -338,11 +347,11 @@ func humanEvalXRate(ctx context.Context, rt sandbox.Runtime, cfg LanguagesConfig
 // Print writes the report as one table.
 func (r *LanguagesReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "\n%s\ncoderun languages benchmark: hello world compiled (where compiled) and run, %d runs each way, interleaved\n"+
-		"(coderun: a fresh sandbox each; pool: a sandbox of a toolchain pool of %d, its driver started, refilled before each run;\n"+
-		"CPU: median CPU time of one run, this process tree's, coderun's fresh-sandbox run against the host's commands);\n"+
+		"(coderun: a fresh sandbox each; pool: a sandbox of a toolchain pool of %d, its driver started, refilled after each run;\n"+
+		"CPU: median CPU time of one run, this process tree's: coderun's fresh-sandbox run, the pooled run with its refill, the host's commands);\n"+
 		"HumanEval-X canonical solutions through eval.Run (%d per language, %d at once)\n\n", r.Host, r.Config.Runs, r.Config.Pool, r.Config.Items, max(r.Config.Concurrency, runtime.NumCPU()))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "language\tcoderun p50\tpool p50\tdirect p50\toverhead\tpool overhead\tcoderun p95\tpool p95\tdirect p95\tCPU coderun\tCPU direct\tCPU overhead\tHumanEval-X items/s\tpassed\t")
+	fmt.Fprintln(tw, "language\tcoderun p50\tpool p50\tdirect p50\toverhead\tpool overhead\tcoderun p95\tpool p95\tdirect p95\tCPU coderun\tCPU pool\tCPU direct\tCPU overhead\tCPU pool overhead\tHumanEval-X items/s\tpassed\t")
 	over := func(l Latency, d time.Duration) string {
 		if l.P50 == 0 {
 			return ""
@@ -356,11 +365,11 @@ func (r *LanguagesReport) Print(w io.Writer) {
 		return ms(d)
 	}
 	for _, row := range r.Rows {
-		hello := "\t\t\t\t\t\t\t\t\t\t\t"
+		hello := "\t\t\t\t\t\t\t\t\t\t\t\t\t"
 		if row.Coderun.P50 > 0 {
-			hello = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", ms(row.Coderun.P50), p(row.Pooled.P50), ms(row.Direct.P50),
+			hello = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", ms(row.Coderun.P50), p(row.Pooled.P50), ms(row.Direct.P50),
 				over(row.Coderun, row.Direct.P50), over(row.Pooled, row.Direct.P50), ms(row.Coderun.P95), p(row.Pooled.P95), ms(row.Direct.P95),
-				ms(row.CoderunCPU), ms(row.DirectCPU), over(Latency{P50: row.CoderunCPU}, row.DirectCPU))
+				ms(row.CoderunCPU), p(row.PooledCPU), ms(row.DirectCPU), over(Latency{P50: row.CoderunCPU}, row.DirectCPU), over(Latency{P50: row.PooledCPU}, row.DirectCPU))
 		}
 		items := "\t\t"
 		if row.Items > 0 {

@@ -212,7 +212,7 @@ func adaptGo(b *Build, code string) {
 	if !strings.HasSuffix(b.File, "_test.go") {
 		b.File = strings.TrimSuffix(b.File, ".go") + "_test.go"
 	}
-	b.Compile = []string{"{tool}", "test", "-c", "-o", "{bin}", "{args}", "{file}"}
+	b.Compile = []string{"{tool}", "test", "-c", "-o", "{bin}", "-ldflags=-s -w", "{args}", "{file}"}
 	b.Run = []string{"{bin}", "-test.v"}
 }
 

@@ -73,9 +73,14 @@ var specs = []Spec{
 		// The Go distribution a machine has in /usr/local/go, else Debian's.
 		Tool:     []string{"/usr/local/go/bin/go", "/usr/lib/go/bin/go"},
 		Packages: []string{"golang-go", "golang-github-stretchr-testify-dev"},
-		Compile:  []string{"{tool}", "build", "-o", "{bin}", "{args}", "{file}"},
-		Run:      []string{"{bin}"},
-		Version:  []string{"{tool}", "version"},
+		// Linked without DWARF and the symbol table (-s -w): a quarter of
+		// a hello world's build CPU (256 → 195 ms here), and nothing a
+		// program run here uses (panics and runtime.Callers read the
+		// pclntab, which stays). A request's own -ldflags wins (the last
+		// one does).
+		Compile: []string{"{tool}", "build", "-o", "{bin}", "-ldflags=-s -w", "{args}", "{file}"},
+		Run:     []string{"{bin}"},
+		Version: []string{"{tool}", "version"},
 		// GOPATH mode, offline: imports resolve in Debian's Go packages
 		// (testify among them); nothing is downloaded.
 		Env: map[string]string{

@@ -11,47 +11,89 @@ import (
 // pool keeps sandboxes ready for compiled languages (Options.Pool): each
 // made under the limits of the default steps, its driver started and
 // waiting for its job, so that a run takes one and skips a sandbox's
-// set-up. A run whose limits or environment differ starts its own. Each
-// sandbox serves one run and is then closed; the pool refills in the
-// background.
+// set-up. Each sandbox serves one run and is then closed.
+//
+// A run fits a pool's sandbox (fits) when its memory and workspace are the
+// pool's (the sandbox's cgroup and tmpfs hold them), and its processes,
+// open files, output and the sum of its steps' times at most the pool's:
+// the driver sets each step's rlimits and the host holds each step to its
+// own output, wall and CPU time, so that the pool's are only the
+// backstops. SandboxFusion's runs, with time limits of their own, fit
+// (only runs with exactly the default limits did).
+//
+// The pool refills once the run that took a sandbox has ended, not when it
+// took it: a sandbox's set-up costs as much CPU as a small compile, and on
+// a busy host, made beside the run, it would slow the very run the pool
+// was to speed up. At most size sandboxes are made or waiting at once.
 type pool struct {
-	irt    sandbox.Interactive
-	box    sandbox.Limits
+	irt sandbox.Interactive
+	box sandbox.Limits // what runs are matched against: the default steps'
+	// room holds a token for each sandbox the pool may make: size at
+	// first, one more each time a run that took one ends.
+	room   chan struct{}
 	ready  chan *waiting
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
 func newPool(irt sandbox.Interactive, size int) *pool {
+	return newPoolOf(irt, size, boxLimits(sandbox.DefaultCompileLimits, sandbox.DefaultLimits))
+}
+
+// newPoolOf is a pool of size sandboxes for runs that fit box.
+func newPoolOf(irt sandbox.Interactive, size int, box sandbox.Limits) *pool {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &pool{irt: irt, box: boxLimits(sandbox.DefaultCompileLimits, sandbox.DefaultLimits), ready: make(chan *waiting, size), cancel: cancel}
+	p := &pool{irt: irt, box: box, room: make(chan struct{}, size), ready: make(chan *waiting, size), cancel: cancel}
+	for range size {
+		p.room <- struct{}{}
+	}
 	p.wg.Add(1)
 	go p.fill(ctx)
 	return p
 }
 
-// fill makes sandboxes and offers them until the pool closes; a failure
-// is retried after a growing pause (runs without the pool report it).
+// fits reports whether a run whose sandbox would have the limits box can
+// take a sandbox of the pool (see pool).
+func (p *pool) fits(box sandbox.Limits) bool {
+	return box.Memory == p.box.Memory && box.WorkspaceBytes == p.box.WorkspaceBytes &&
+		box.Processes <= p.box.Processes && box.OpenFiles <= p.box.OpenFiles && box.OutputBytes <= p.box.OutputBytes &&
+		box.WallTime <= p.box.WallTime && box.CPUTime <= p.box.CPUTime
+}
+
+// fill makes a sandbox each time there is room for one, until the pool
+// closes; a failure is retried after a growing pause (runs without the
+// pool report it).
 func (p *pool) fill(ctx context.Context) {
 	defer p.wg.Done()
 	backoff := 10 * time.Millisecond
-	for ctx.Err() == nil {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.room:
+		}
 		w, err := startProgram(ctx, p.irt, p.box, nil, nil, nil, waitDriver)
 		if err != nil {
+			p.room <- struct{}{} // the token taken: there is still room
 			select {
 			case <-ctx.Done():
+				return
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, 5*time.Second)
 			continue
 		}
 		backoff = 10 * time.Millisecond
-		w.pooled = true
-		select {
-		case p.ready <- w:
-		case <-ctx.Done():
-			w.close()
-		}
+		w.pooled, w.done = true, p.release
+		p.ready <- w // never blocks: at most size sandboxes hold a token
+	}
+}
+
+// release makes room for one more sandbox: a run that took one has ended.
+func (p *pool) release() {
+	select {
+	case p.room <- struct{}{}:
+	default: // cannot happen: each token is given back once
 	}
 }
 
@@ -72,7 +114,7 @@ func (p *pool) close() {
 	for {
 		select {
 		case w := <-p.ready:
-			w.close()
+			w.sb.Close()
 		default:
 			return
 		}

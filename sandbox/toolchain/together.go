@@ -75,7 +75,7 @@ func (r *Runtime) together(ctx context.Context, irt sandbox.Interactive, b *lang
 	marker := markerPrefix + nonce + ":"
 	job := driver(b, req.Env, marker, compLim, runLim)
 	var w *waiting
-	if r.pool != nil && len(req.Env) == 0 && box == r.pool.box {
+	if r.pool != nil && len(req.Env) == 0 && r.pool.fits(box) {
 		w = r.pool.take()
 	}
 	if w != nil {
@@ -164,6 +164,7 @@ type waiting struct {
 	p        sandbox.Process
 	launched time.Time
 	pooled   bool
+	done     func() // called once the sandbox is closed (a pool's: it refills)
 }
 
 // startProgram makes a sandbox under box with files, then what place
@@ -187,8 +188,15 @@ func startProgram(ctx context.Context, irt sandbox.Interactive, box sandbox.Limi
 	return &waiting{sb: sb, p: p, launched: time.Now()}, nil
 }
 
-// close closes the sandbox (killing its program if it still runs).
-func (w *waiting) close() { w.sb.Close() }
+// close closes the sandbox (killing its program if it still runs), then
+// calls done.
+func (w *waiting) close() {
+	w.sb.Close()
+	if w.done != nil {
+		w.done()
+		w.done = nil
+	}
+}
 
 // driver is the Bash program that runs both steps (see above); its
 // quoting keeps it ASCII (see waitDriver).

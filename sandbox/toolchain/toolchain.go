@@ -62,9 +62,11 @@ type Options struct {
 	// system as the host sees it ("" means "/").
 	Root string
 	// Pool is how many sandboxes to keep ready for compiled languages,
-	// their driver started (see pool.go): a run with the default limits
-	// and no environment of its own takes one and does not wait for a
-	// sandbox's set-up. Zero: none. It needs a runtime that keeps
+	// their driver started (see pool.go): a run with no environment of
+	// its own, the default memory and workspace, and other limits within
+	// the defaults (SandboxFusion's time limits, say) takes one and does
+	// not wait for a sandbox's set-up; the pool makes its replacement once
+	// that run has ended. Zero: none. It needs a runtime that keeps
 	// sandboxes (sandbox.Interactive).
 	Pool int
 }

@@ -370,3 +370,115 @@ func TestRemovedInputsAreReported(t *testing.T) {
 		})
 	}
 }
+
+// waitPool waits until rt's pool holds n sandboxes.
+func waitPool(t *testing.T, rt sandbox.Runtime, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for rt.(interface{ PoolReady() int }).PoolReady() < n {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool made no sandbox in a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestPoolServesRunsWithinItsLimits: a run with time limits of its own
+// (SandboxFusion's run_timeout and compile_timeout) or smaller processes
+// and output takes a pool's sandbox (only runs with exactly the default
+// limits did); one with another memory limit or workspace starts its own.
+func TestPoolServesRunsWithinItsLimits(t *testing.T) {
+	need(t, language.C)
+	rt := newRuntimeWith(t, toolchain.Options{Pool: 1})
+	code := "#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n"
+	for _, c := range []struct {
+		name         string
+		lim, compLim sandbox.Limits
+		pooled       bool
+	}{
+		{"sandboxfusion's times", sandbox.Limits{WallTime: 10 * time.Second, CPUTime: 20 * time.Second}, sandbox.Limits{WallTime: 10 * time.Second, CPUTime: 20 * time.Second}, true},
+		{"longer times", sandbox.Limits{WallTime: 2 * time.Minute}, sandbox.Limits{WallTime: 2 * time.Minute}, false},
+		{"fewer processes, less output", sandbox.Limits{Processes: 8, OutputBytes: 1 << 10}, sandbox.Limits{Processes: 100}, true},
+		{"more memory", sandbox.Limits{Memory: 1 << 30}, sandbox.Limits{}, false},
+		{"a smaller workspace", sandbox.Limits{WorkspaceBytes: 64 << 20}, sandbox.Limits{WorkspaceBytes: 64 << 20}, false},
+	} {
+		waitPool(t, rt, 1)
+		res := run(t, rt, sandbox.Request{Language: language.C, Code: code, Limits: c.lim, CompileLimits: c.compLim})
+		if !res.OK() || res.Stdout != "hi\n" || res.Pooled != c.pooled {
+			t.Errorf("%s: %s, stdout %q, pooled %v, want %v", c.name, res.Summary(), res.Stdout, res.Pooled, c.pooled)
+		}
+	}
+}
+
+// TestPoolRefillsAfterTheRun: the pool makes the sandbox that replaces one
+// a run took once that run has ended, not beside it (a sandbox's set-up
+// competed with the run for the CPU: a pooled C hello world took as long
+// as a fresh one on a loaded host); then it is ready again.
+func TestPoolRefillsAfterTheRun(t *testing.T) {
+	need(t, language.C)
+	rt := newRuntimeWith(t, toolchain.Options{Pool: 1})
+	waitPool(t, rt, 1)
+	pr := rt.(interface{ PoolReady() int })
+	done := make(chan *sandbox.Result)
+	go func() {
+		res, _ := rt.Run(context.Background(), sandbox.Request{Language: language.C,
+			Code: "#include <stdio.h>\n#include <unistd.h>\nint main(void) { sleep(3); puts(\"slept\"); return 0; }\n"})
+		done <- res
+	}()
+	refilled := false
+	var res *sandbox.Result
+	for res == nil {
+		select {
+		case res = <-done:
+		case <-time.After(10 * time.Millisecond):
+			refilled = refilled || pr.PoolReady() > 0
+		}
+	}
+	if res == nil || !res.OK() || !res.Pooled || res.Stdout != "slept\n" {
+		t.Fatalf("run: %+v", res)
+	}
+	if refilled {
+		t.Error("the pool made a sandbox while the run that took one was running")
+	}
+	waitPool(t, rt, 1)
+}
+
+// TestGoLinksWithoutDebugInfo: Go programs, test binaries too, are linked
+// without DWARF and the symbol table (a quarter of a hello world's build
+// CPU), and a panic still names its functions.
+func TestGoLinksWithoutDebugInfo(t *testing.T) {
+	need(t, language.Go)
+	rt := newRuntime(t)
+	probe := `
+func sections() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return err.Error()
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	return fmt.Sprintf("dwarf=%v symtab=%v", f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil, f.Section(".symtab") != nil)
+}
+`
+	for _, c := range []struct {
+		name, code, want string
+	}{
+		{"program", "package main\n\nimport (\n\t\"debug/elf\"\n\t\"fmt\"\n\t\"os\"\n)\n" + probe + "\nfunc main() { fmt.Println(sections()) }\n", "dwarf=false symtab=false\n"},
+		{"test binary", "package main\n\nimport (\n\t\"debug/elf\"\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n" + probe + "\nfunc TestSections(t *testing.T) { fmt.Println(sections()) }\n", "dwarf=false symtab=false\n"},
+	} {
+		res := run(t, rt, sandbox.Request{Language: language.Go, Code: c.code})
+		if !res.OK() {
+			t.Fatalf("%s: %s, stdout %q, stderr %q, compile %q", c.name, res.Summary(), res.Stdout, res.Stderr, res.Compile.Stderr)
+		}
+		if !strings.Contains(res.Stdout, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, res.Stdout, c.want)
+		}
+	}
+	res := run(t, rt, sandbox.Request{Language: language.Go, Code: "package main\n\nfunc boom() { panic(\"boom\") }\n\nfunc main() { boom() }\n"})
+	if res.ExitCode != 2 || !strings.Contains(res.Stderr, "main.boom") {
+		t.Errorf("a panic: exit %d, stderr %q", res.ExitCode, res.Stderr)
+	}
+}
