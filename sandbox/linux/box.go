@@ -545,6 +545,12 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 		Env:        env,
 		NoSeccomp:  !rt.seccomp,
 	}
+	if rt.seccomp {
+		// Assembled while init's own runtime starts, once per runtime.
+		if cfg.Seccomp, err = rt.filter(); err != nil {
+			return err
+		}
+	}
 	if err := json.NewEncoder(b.control).Encode(&cfg); err != nil {
 		return fmt.Errorf("send setup to sandbox init: %w", err)
 	}
