@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/coderun/coderun/language"
@@ -82,15 +83,15 @@ func (v verdict) errorLine() string {
 }
 
 var (
-	hexAddr = regexp.MustCompile(`0x[0-9a-fA-F]+`)
-	spaces  = regexp.MustCompile(`\s+`)
+	hexAddr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`0x[0-9a-fA-F]+`) })
+	spaces  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s+`) })
 )
 
 // normalizeMessage drops what changes between two runs of the same error:
 // object addresses and spacing.
 func normalizeMessage(s string) string {
-	s = hexAddr.ReplaceAllString(s, "0x…")
-	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
+	s = hexAddr().ReplaceAllString(s, "0x…")
+	return strings.TrimSpace(spaces().ReplaceAllString(s, " "))
 }
 
 // classify says what an execution's outcome means. cancelled reports
@@ -168,8 +169,12 @@ func exceptionVerdict(ename, evalue, detail string) verdict {
 }
 
 var (
-	pyExceptionLine = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::\s?(.*))?$`)
-	jsErrorLine     = regexp.MustCompile(`^(?:Uncaught )?([A-Za-z_$][A-Za-z0-9_$]*(?:Error|Exception))(?::\s?(.*))?$`)
+	pyExceptionLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::\s?(.*))?$`)
+	})
+	jsErrorLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:Uncaught )?([A-Za-z_$][A-Za-z0-9_$]*(?:Error|Exception))(?::\s?(.*))?$`)
+	})
 )
 
 // parseException finds the exception a program died of in its stderr: for
@@ -180,7 +185,7 @@ func parseException(lang language.Language, stderr string) (ename, evalue string
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 	if lang == sandbox.Node {
 		for _, l := range lines {
-			if m := jsErrorLine.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			if m := jsErrorLine().FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 				return m[1], m[2], true
 			}
 		}
@@ -204,7 +209,7 @@ func parseException(lang language.Language, stderr string) (ename, evalue string
 		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, " ") {
 			continue
 		}
-		m := pyExceptionLine.FindStringSubmatch(l)
+		m := pyExceptionLine().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The answer must rest on computed values. ground checks the one thing that
@@ -30,9 +31,13 @@ import (
 // numbers, both positive; scaled forms ("1.2 million", "3.4k", "2bn") are
 // read at their scale.
 
-var numberRE = regexp.MustCompile(`[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:%|\s?(?:thousand|million|billion|trillion)\b|(?:k|K|M|B|bn|BN)\b)?`)
+var numberRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:%|\s?(?:thousand|million|billion|trillion)\b|(?:k|K|M|B|bn|BN)\b)?`)
+})
 
-var scaleRE = regexp.MustCompile(`\s?(?:thousand|million|billion|trillion|k|K|M|B|bn|BN)$`)
+var scaleRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\s?(?:thousand|million|billion|trillion|k|K|M|B|bn|BN)$`)
+})
 
 type number struct {
 	text    string
@@ -49,7 +54,7 @@ var scales = map[string]float64{
 
 func numbers(s string) []number {
 	var out []number
-	for _, loc := range numberRE.FindAllStringIndex(s, -1) {
+	for _, loc := range numberRE().FindAllStringIndex(s, -1) {
 		text := s[loc[0]:loc[1]]
 		start := loc[0]
 		// A sign after a digit or a letter is a hyphen: "120-200" is a
@@ -69,7 +74,7 @@ func numbers(s string) []number {
 		scale := 1.0
 		if strings.HasSuffix(t, "%") {
 			n.percent, t = true, strings.TrimSuffix(t, "%")
-		} else if m := scaleRE.FindStringIndex(t); m != nil {
+		} else if m := scaleRE().FindStringIndex(t); m != nil {
 			scale = scales[strings.TrimSpace(t[m[0]:])]
 			t = t[:m[0]]
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/coderun/coderun/llm"
 )
@@ -74,7 +75,9 @@ type interpretation struct {
 // notAnswerRE recognises a plain-text reply that says the output does not
 // answer the task (the fallback for a model that does not write the JSON
 // object it is asked for).
-var notAnswerRE = regexp.MustCompile(`(?i)^\W*(?:the\s+)?(?:code(?:'s)?\s+)?output\s+(?:of\s+the\s+code\s+)?(?:does\s+not|doesn't|do\s+not|cannot|can't|fails\s+to)\s+(?:answer|show|contain|include)|^\W*(?:not\s+answered|no\s+answer)\b|^\W*(?:I\s+)?(?:cannot|can't|can\s+not)\s+answer\b`)
+var notAnswerRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\W*(?:the\s+)?(?:code(?:'s)?\s+)?output\s+(?:of\s+the\s+code\s+)?(?:does\s+not|doesn't|do\s+not|cannot|can't|fails\s+to)\s+(?:answer|show|contain|include)|^\W*(?:not\s+answered|no\s+answer)\b|^\W*(?:I\s+)?(?:cannot|can't|can\s+not)\s+answer\b`)
+})
 
 // parseInterpretation reads the interpretation call's reply: the JSON
 // object it is asked for ({"answers": bool, "answer": ..., "reason": ...},
@@ -103,7 +106,7 @@ func parseInterpretation(reply string) interpretation {
 			return iv
 		}
 	}
-	if notAnswerRE.MatchString(text) {
+	if notAnswerRE().MatchString(text) {
 		return interpretation{reason: text}
 	}
 	return interpretation{answers: true, answer: text}

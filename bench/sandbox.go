@@ -35,6 +35,11 @@ type SandboxConfig struct {
 	// Exe is the coderun binary of the command-line rows; empty means
 	// this process's own executable.
 	Exe string
+	// BaselineExe, when set, is another coderun binary (an older build, say)
+	// whose exec -c and version rows are interleaved with Exe's, so that a
+	// change to the one-shot path is measured against the build before it
+	// on the same machine at the same time.
+	BaselineExe string
 }
 
 // DefaultSandboxConfig is what `coderun bench sandbox` uses.
@@ -288,8 +293,9 @@ func measureThroughput(ctx context.Context, c int, d time.Duration, run runFunc)
 
 // measureCLI times one-shot runs from the command line: python3 -c CODE,
 // coderun exec -c CODE (a sandbox init, no pool, no zygote: what a shell
-// user gets), and coderun version (the binary's start alone), interleaved
-// so that all three see the same machine.
+// user gets), and coderun version (the binary's start alone), and the same
+// two of cfg.BaselineExe if set, interleaved so that all see the same
+// machine.
 func measureCLI(ctx context.Context, cfg SandboxConfig) ([]Latency, error) {
 	exe := cfg.Exe
 	if exe == "" {
@@ -305,6 +311,15 @@ func measureCLI(ctx context.Context, cfg SandboxConfig) ([]Latency, error) {
 		{"python3 -c", []string{"/usr/bin/python3", "-c", cfg.Code}},
 		{"coderun exec -c", []string{exe, "exec", "-c", cfg.Code}},
 		{"coderun version (start only)", []string{exe, "version"}},
+	}
+	if cfg.BaselineExe != "" {
+		rows = append(rows, []struct {
+			name string
+			argv []string
+		}{
+			{"baseline exec -c", []string{cfg.BaselineExe, "exec", "-c", cfg.Code}},
+			{"baseline version", []string{cfg.BaselineExe, "version"}},
+		}...)
 	}
 	times := make([][]time.Duration, len(rows))
 	cpu := make([]measure.CPU, len(rows))
@@ -372,9 +387,10 @@ func (r *SandboxReport) Print(w io.Writer) {
 	if len(r.CLI) > 0 {
 		fmt.Fprintf(w, "\none-shot from the command line, %d runs each, interleaved; CPU per run from the command's rusage (all it started)\n\n", r.Config.CLIRuns)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "command\tp50\tp95\tp50 - python3\tCPU\t")
+		fmt.Fprintln(tw, "command\tp50\tp95\tp50 - python3\tCPU\tCPU - python3\t")
 		for _, l := range r.CLI {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.1f ms\t%s\t\n", l.Name, ms(l.P50), ms(l.P95), float64((l.P50-r.CLI[0].P50).Microseconds())/1000, l.CPU.Tree)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.1f ms\t%s\t%+.1f ms\t\n", l.Name, ms(l.P50), ms(l.P95), float64((l.P50-r.CLI[0].P50).Microseconds())/1000, l.CPU.Tree,
+				float64((l.CPU.Tree.Total()-r.CLI[0].CPU.Tree.Total()).Microseconds())/1000)
 		}
 		tw.Flush()
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // defaultWorkspace is where model-written code may touch files: the first
@@ -30,7 +31,9 @@ var harmlessDevices = map[string]bool{
 }
 
 // diskDevice matches block devices and raw memory: writing to them destroys data.
-var diskDevice = regexp.MustCompile(`^/dev/(sd[a-z]+[0-9]*|hd[a-z]+[0-9]*|vd[a-z]+[0-9]*|xvd[a-z]+[0-9]*|nvme[0-9]+n[0-9]+(p[0-9]+)?|mmcblk[0-9]+(p[0-9]+)?|dm-[0-9]+|md[0-9]+|loop[0-9]+|sr[0-9]+|disk/.+|mapper/.+|mem|kmem|port)$`)
+var diskDevice = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/dev/(sd[a-z]+[0-9]*|hd[a-z]+[0-9]*|vd[a-z]+[0-9]*|xvd[a-z]+[0-9]*|nvme[0-9]+n[0-9]+(p[0-9]+)?|mmcblk[0-9]+(p[0-9]+)?|dm-[0-9]+|md[0-9]+|loop[0-9]+|sr[0-9]+|disk/.+|mapper/.+|mem|kmem|port)$`)
+})
 
 // pathCheck is how a path was used, which decides how much of it to report.
 type pathCheck struct {

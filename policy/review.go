@@ -205,7 +205,7 @@ func (a *analysis) pythonPath(p string, exact bool, api string, write bool) (rul
 	switch {
 	case api == "shutil.rmtree" && rootish(v.resolved):
 		return RuleRmRoot, "shutil.rmtree removes " + shown + " recursively"
-	case write && exact && diskDevice.MatchString(v.resolved):
+	case write && exact && diskDevice().MatchString(v.resolved):
 		return RuleDiskWrite, "writes to the device " + shown + ", destroying what is on it"
 	case write && exact && v.resolved == "/proc/sysrq-trigger":
 		return RulePower, "writes to /proc/sysrq-trigger, which can reboot or crash the machine at once"

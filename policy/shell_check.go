@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // This file holds the shell rules: it walks the commands shell_parse.go
@@ -165,7 +166,7 @@ func (c *shChecker) substitute(w shWord) shWord {
 }
 
 // braceGroup matches one brace expansion with a comma: {rm,-rf,/}, /{etc,usr}.
-var braceGroup = regexp.MustCompile(`\{([^{}]*,[^{}]*)\}`)
+var braceGroup = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([^{}]*,[^{}]*)\}`) })
 
 // expandBraces performs bash's brace expansion on static words whose first
 // unquoted piece holds one group: {rm,-rf,/} is three words.
@@ -175,7 +176,7 @@ func expandBraces(ws []shWord) []shWord {
 		s, ok := w.static()
 		i := -1
 		for k, seg := range w.segs {
-			if seg.kind == segLit && !seg.quoted && braceGroup.MatchString(seg.text) {
+			if seg.kind == segLit && !seg.quoted && braceGroup().MatchString(seg.text) {
 				i = k
 				break
 			}
@@ -188,7 +189,7 @@ func expandBraces(ws []shWord) []shWord {
 		for _, seg := range w.segs[:i] {
 			prefix += seg.text
 		}
-		m := braceGroup.FindStringSubmatchIndex(w.segs[i].text)
+		m := braceGroup().FindStringSubmatchIndex(w.segs[i].text)
 		head := prefix + w.segs[i].text[:m[0]]
 		tail := s[len(head)+m[1]-m[0]:]
 		for _, alt := range strings.Split(w.segs[i].text[m[2]:m[3]], ",") {
@@ -312,16 +313,16 @@ func commandName(w shWord) string {
 }
 
 var (
-	pythonName = regexp.MustCompile(`^(python|pypy|ipython)[0-9.]*$`)
-	pipName    = regexp.MustCompile(`^pip[0-9.]*$`)
+	pythonName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(python|pypy|ipython)[0-9.]*$`) })
+	pipName    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^pip[0-9.]*$`) })
 )
 
 // family folds versions and variants: python3.11 is python, mkfs.ext4 is mkfs.
 func family(name string) string {
 	switch {
-	case pythonName.MatchString(name):
+	case pythonName().MatchString(name):
 		return "python"
-	case pipName.MatchString(name):
+	case pipName().MatchString(name):
 		return "pip"
 	case strings.HasPrefix(name, "mkfs."):
 		return "mkfs"
@@ -480,7 +481,7 @@ func (c *shChecker) command(cmd *shCommand) {
 		}
 	case name == "shred" || name == "tee" || name == "cp" || name == "mv" || name == "install" || name == "pv":
 		for _, w := range operands(args) {
-			if s, ok := w.static(); ok && diskDevice.MatchString(s) {
+			if s, ok := w.static(); ok && diskDevice().MatchString(s) {
 				c.report(w.pos, RuleDiskWrite, name+" writes to the device "+s+", destroying what is on it")
 				c.reported[w.pos] = true
 			}
@@ -562,7 +563,7 @@ func (c *shChecker) command(cmd *shCommand) {
 		}
 	case name == "rsync":
 		for _, s := range argv {
-			if strings.Contains(s, "::") || strings.Contains(s, "://") || remoteSpec.MatchString(s) {
+			if strings.Contains(s, "::") || strings.Contains(s, "://") || remoteSpec().MatchString(s) {
 				c.report(cmd.pos, RuleNetwork, "rsync copies files over the network")
 				break
 			}
@@ -583,7 +584,7 @@ func (c *shChecker) command(cmd *shCommand) {
 }
 
 // remoteSpec matches rsync and scp's host:path.
-var remoteSpec = regexp.MustCompile(`^([A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+:`)
+var remoteSpec = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+:`) })
 
 func containsAny(list []string, want ...string) bool {
 	for _, s := range list {
@@ -674,7 +675,7 @@ func (c *shChecker) redirect(cmd *shCommand, r *shRedir, name string, args []shW
 	p, unknown := c.wordPath(r.target)
 	if unknown < 0 && r.output() {
 		switch {
-		case diskDevice.MatchString(p):
+		case diskDevice().MatchString(p):
 			c.report(r.pos, RuleDiskWrite, "writes to the device "+p+", destroying what is on it")
 			return
 		case p == "/proc/sysrq-trigger":
@@ -939,7 +940,7 @@ func (c *shChecker) checkDD(args []shWord) {
 			continue
 		}
 		if v, found := strings.CutPrefix(s, "of="); found {
-			if diskDevice.MatchString(v) {
+			if diskDevice().MatchString(v) {
 				c.report(w.pos, RuleDiskWrite, "dd writes to the device "+v+", destroying what is on it")
 				c.reported[w.pos] = true
 				continue

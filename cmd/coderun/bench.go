@@ -30,6 +30,7 @@ func newBenchCmd() *cobra.Command {
 	f.IntSliceVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "throughput concurrency levels")
 	f.DurationVar(&cfg.ThroughputFor, "duration", cfg.ThroughputFor, "time per throughput level")
 	f.IntVar(&cfg.CLIRuns, "cli-runs", cfg.CLIRuns, "runs of each command-line one-shot row (0: skip them)")
+	f.StringVar(&cfg.BaselineExe, "cli-baseline", "", "another coderun binary whose exec -c and version rows are interleaved with this one's (an older build, to compare)")
 	f.IntVar(&cfg.Pool, "pool", cfg.Pool, "pre-started sandboxes for the pooled rows")
 	f.StringVar(&cfg.Code, "code", cfg.Code, "Python program to run")
 	cmd.AddCommand(sb, newBenchSessionCmd(), newBenchSandboxFusionCmd(), newBenchLanguagesCmd(), newBenchRuntimesCmd())

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -305,7 +306,7 @@ func shown(r *store.Run) agent.Standing {
 }
 
 // ansi matches the terminal escapes (colours) of IPython's tracebacks.
-var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+var ansi = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`) })
 
 // decidesByFlag says whether an --approve setting decides flagged code
 // without a person.
@@ -522,7 +523,7 @@ func renderView(w io.Writer, s store.Step, payload any, v view) {
 				}
 			case "error":
 				fmt.Fprintf(w, "      error: %s: %s\n", o.Ename, o.Evalue)
-				block(ansi.ReplaceAllString(strings.Join(o.Traceback, "\n"), ""), 30)
+				block(ansi().ReplaceAllString(strings.Join(o.Traceback, "\n"), ""), 30)
 			}
 		}
 	case *agent.Classification:

@@ -189,11 +189,6 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 		}
 		b.ownsWS = true
 	}
-	if rt.cgroups != nil {
-		if b.cg, err = rt.cgroups.create(b.id); err != nil {
-			return nil, err
-		}
-	}
 	// Python is forked from the zygote when there is one, unless a variable
 	// that only acts at interpreter start-up asks for a fresh one. The
 	// zygote's programs start from its own (base) environment; what a
@@ -201,10 +196,28 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	// that nothing of one run stays in the memory of the process every later
 	// run is forked from.
 	forked := rt.zygote != nil && interp.Language == sandbox.Python && !interp.NeedsColdStart(env)
-	if b.cg != nil && !forked {
-		// Bound the interpreter's start; the run sets its own limits. (A
-		// forked program runs nothing of its own before its run.)
-		if err := b.setLimits(rt.opts.Defaults.Memory, rt.opts.Defaults.Processes); err != nil {
+	makeGroups := func() error {
+		cg, err := rt.cgroups.create(b.id)
+		if err != nil {
+			return err
+		}
+		b.cg = cg
+		if !forked {
+			// Bound the interpreter's start; the run sets its own limits. (A
+			// forked program runs nothing of its own before its run.)
+			return b.setLimits(rt.opts.Defaults.Memory, rt.opts.Defaults.Processes)
+		}
+		return nil
+	}
+	// A sandbox init born in its groups (v2: CLONE_INTO_CGROUP) needs them
+	// before it starts. One that is moved there (v1, or a zygote's) gets
+	// them made while it starts and builds the sandbox, which it does
+	// before it waits to be moved: making a group (four directories on v1)
+	// takes the kernel's cgroup lock, which every container on the host
+	// takes too, and was on the path of every cold run.
+	late := rt.cgroups != nil && (forked || rt.cgroups.version() == 1)
+	if rt.cgroups != nil && !late {
+		if err := makeGroups(); err != nil {
 			return nil, err
 		}
 	}
@@ -215,6 +228,11 @@ func (rt *Runtime) create(ctx context.Context, interp sandbox.Interpreter, env m
 	}
 	if err != nil {
 		return nil, err
+	}
+	if late {
+		if err := makeGroups(); err != nil {
+			return nil, err
+		}
 	}
 	// Where init cannot be born in its cgroup (v1, or a zygote's), it is
 	// moved there while it builds the sandbox: a migration can wait for an
@@ -526,6 +544,12 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 		Argv:       argv,
 		Env:        env,
 		NoSeccomp:  !rt.seccomp,
+	}
+	if rt.seccomp {
+		// Assembled while init's own runtime starts, once per runtime.
+		if cfg.Seccomp, err = rt.filter(); err != nil {
+			return err
+		}
 	}
 	if err := json.NewEncoder(b.control).Encode(&cfg); err != nil {
 		return fmt.Errorf("send setup to sandbox init: %w", err)

@@ -1,11 +1,13 @@
 package linux
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -170,5 +172,65 @@ func TestLimitWriteRetriesEINTR(t *testing.T) {
 	}
 	if mem, _ := memoryLimits(t, g); mem != 16<<20 {
 		t.Errorf("memory limit %d after the cut, want %d", mem, 16<<20)
+	}
+}
+
+// childCountingCgroups is the host's cgroup driver, noting how many
+// children this process has as each sandbox's group is made.
+type childCountingCgroups struct {
+	cgroups
+	children []int
+}
+
+func (c *childCountingCgroups) create(name string) (cgroup, error) {
+	c.children = append(c.children, countChildren())
+	return c.cgroups.create(name)
+}
+
+// countChildren counts this process's children, those of all its threads.
+func countChildren() int {
+	n := 0
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, f := range tasks {
+		data, _ := os.ReadFile(f)
+		n += len(strings.Fields(string(data)))
+	}
+	return n
+}
+
+// TestV1GroupsAreMadeWhileInitStarts: where init is moved into its groups
+// (v1), they are made once it has started, while it builds the sandbox,
+// not before: making them was on the path of every cold run. The run is
+// limited and measured as ever.
+func TestV1GroupsAreMadeWhileInitStarts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	state, err := os.MkdirTemp("/run", "coderun-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(state)
+	rt, err := New(Options{StateDir: state})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer rt.Close()
+	if rt.cgroups == nil || rt.cgroups.version() != 1 {
+		t.Skip("v2 places init in its group as it starts (CLONE_INTO_CGROUP)")
+	}
+	rec := &childCountingCgroups{cgroups: rt.cgroups}
+	rt.cgroups = rec
+	before := countChildren()
+	res, err := rt.Run(context.Background(), sandbox.Request{Language: sandbox.Python,
+		Code: "print(len(bytearray(64 << 20)))", Limits: sandbox.Limits{Memory: 32 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.children) != 1 || rec.children[0] <= before {
+		t.Errorf("children of this process as the sandbox's group was made: %v (before the run: %d): made before its init started", rec.children, before)
+	}
+	if res.Reason != sandbox.ReasonMemoryLimit {
+		t.Errorf("64 MiB under a 32 MiB limit: %s %q, want the memory limit", res.Reason, res.Error)
 	}
 }

@@ -78,6 +78,10 @@ type setupConfig struct {
 	Argv       []string          `json:"argv"`
 	Env        []string          `json:"env"`
 	NoSeccomp  bool              `json:"no_seccomp"` // only when the operator waived the layer on a host without it
+	// Seccomp is the system-call filter in the kernel's layout
+	// (seccompBytes), which the host assembles once per runtime: init
+	// only loads it.
+	Seccomp []byte `json:"seccomp,omitempty"`
 	// Template builds only the read-only root, without /proc and the
 	// workspace, in a mount namespace of its own that the host keeps (by a
 	// descriptor) for the zygote to make sandboxes from; init then waits
@@ -213,7 +217,7 @@ func restrict(cfg *setupConfig) error {
 	if cfg.NoSeccomp {
 		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	}
-	return loadSeccomp()
+	return loadSeccomp(cfg.Seccomp)
 }
 
 // startProgram forks the interpreter from init's locked thread, inheriting

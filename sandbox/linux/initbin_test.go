@@ -111,3 +111,54 @@ func TestEmbeddedInitIsWrittenOnce(t *testing.T) {
 		t.Errorf("another version's recent program was removed: %v", err)
 	}
 }
+
+// A runtime that found its sources match its embedded init program says
+// so in the state directory, for its executable, and the next one to start
+// from the same executable does not digest them again; a marker that
+// others could have written is not believed.
+func TestInitVerdictIsRemembered(t *testing.T) {
+	if !embeddedInitUsable() {
+		t.Skip("the embedded init program is not in use")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	checks := 0
+	checkSources = func() bool { checks++; return embeddedInitUsable() }
+	defer func() { checkSources = embeddedInitUsable }()
+	dir := t.TempDir()
+	open := func() {
+		t.Helper()
+		f, err := openInitExecutable(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(dir, "init-"+strings.TrimSpace(embeddedInitSum)[:16]); f.Name() != want {
+			t.Fatalf("init program at %s, want the embedded one at %s", f.Name(), want)
+		}
+		f.Close()
+	}
+	open()
+	if checks != 1 {
+		t.Fatalf("the first start checked the sources %d times, want 1", checks)
+	}
+	markers, _ := filepath.Glob(filepath.Join(dir, "init-*"+verifiedInfix+"*"))
+	if len(markers) != 1 {
+		t.Fatalf("markers after the first start: %v, want one", markers)
+	}
+	open()
+	if checks != 1 {
+		t.Errorf("the second start checked the sources again (%d checks)", checks)
+	}
+	if err := os.Chmod(markers[0], 0o666); err != nil {
+		t.Fatal(err)
+	}
+	open()
+	if checks != 2 {
+		t.Errorf("a world-writable marker was believed (%d checks)", checks)
+	}
+	// Another executable's identity is another marker.
+	if initUsable(dir, strings.Repeat("0", 64)) != true || checks != 3 {
+		t.Errorf("another init program's digest reused the marker (%d checks)", checks)
+	}
+}

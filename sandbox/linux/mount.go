@@ -245,11 +245,7 @@ func buildEtc(cfg *setupConfig, etc string) error {
 				return mountErr("etc/"+name, err)
 			}
 		case fi.Mode().IsRegular():
-			data, err := os.ReadFile(src)
-			if err != nil {
-				return mountErr("etc/"+name, err)
-			}
-			if err := os.WriteFile(dst, data, 0o644); err != nil {
+			if err := copyFile(src, dst, 0o644); err != nil {
 				return mountErr("etc/"+name, err)
 			}
 		}
@@ -274,6 +270,45 @@ func buildEtc(cfg *setupConfig, etc string) error {
 		if err := os.WriteFile(filepath.Join(etc, name), []byte(content), 0o644); err != nil {
 			return mountErr("etc/"+name, err)
 		}
+	}
+	return nil
+}
+
+// copyFile copies the regular file src to a new file dst with mode perm
+// (less the umask), in the kernel (sendfile(2)): read into this process
+// and written out, the copies of /etc were a third of every cold sandbox's
+// root (init's buildEtc, 1.0 ms of CPU per run; mime.types alone is 73 KB,
+// all of it heap this process then faulted in).
+func copyFile(src, dst string, perm uint32) error {
+	in, err := unix.Open(src, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: src, Err: err}
+	}
+	defer unix.Close(in)
+	var st unix.Stat_t
+	if err := unix.Fstat(in, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: src, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%s: not a regular file", src)
+	}
+	out, err := unix.Open(dst, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, perm)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dst, Err: err}
+	}
+	defer unix.Close(out)
+	for left := st.Size; left > 0; {
+		n, err := unix.Sendfile(out, in, nil, int(min(left, 1<<30)))
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "copy", Path: dst, Err: err}
+		}
+		if n == 0 {
+			break // the file shrank meanwhile
+		}
+		left -= int64(n)
 	}
 	return nil
 }

@@ -86,13 +86,16 @@ type Runtime struct {
 	zygote    *zygote // nil unless Options.Zygote
 	cgroups   cgroups // nil when the host has none and the operator waived them
 	seccomp   bool    // false when the host has none and the operator waived it
-	slot      atomic.Int64
-	pool      *pool
-	closed    atomic.Bool
-	closing   context.Context // done when Close starts: runs in progress are killed
-	close     context.CancelCauseFunc
-	inflight  sync.WaitGroup // runs in progress
-	cleanup   sync.WaitGroup // sandboxes being destroyed after their run
+	// filter is the seccomp filter its sandbox inits load, assembled
+	// once (seccompBytes).
+	filter   func() ([]byte, error)
+	slot     atomic.Int64
+	pool     *pool
+	closed   atomic.Bool
+	closing  context.Context // done when Close starts: runs in progress are killed
+	close    context.CancelCauseFunc
+	inflight sync.WaitGroup // runs in progress
+	cleanup  sync.WaitGroup // sandboxes being destroyed after their run
 
 	mu        sync.Mutex
 	sandboxes map[*longSandbox]bool // long-lived sandboxes not yet closed
@@ -136,7 +139,7 @@ func New(opts Options) (*Runtime, error) {
 	if err := checkRootFS(opts.RootFS); err != nil {
 		return nil, err
 	}
-	rt := &Runtime{opts: opts, sandboxes: map[*longSandbox]bool{}}
+	rt := &Runtime{opts: opts, sandboxes: map[*longSandbox]bool{}, filter: sync.OnceValues(seccompBytes)}
 	rt.closing, rt.close = context.WithCancelCause(context.Background())
 	// Start at a random slot, so that several coderun processes on one host
 	// are unlikely to hand out the same host ids at the same time.

