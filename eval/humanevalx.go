@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/coderun/coderun/language"
 	"github.com/coderun/coderun/sandbox"
@@ -154,7 +155,7 @@ func (it *Item) setSplit(s *splitItem, err error) {
 const jsAssertPrelude = "console.assert = (ok, ...msg) => { if (!ok) throw new Error('Assertion failed' + (msg.length ? ': ' + msg.join(' ') : '')) };\n"
 
 // goQuoted finds the import paths of a Go import block.
-var goQuoted = regexp.MustCompile(`"([a-zA-Z0-9_./]+)"`)
+var goQuoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"([a-zA-Z0-9_./]+)"`) })
 
 // goStandard are standard packages a HumanEval-X Go solution may use
 // without its prompt importing them.
@@ -165,7 +166,7 @@ var goStandard = []string{"math", "os", "strings", "sort", "strconv", "fmt", "ma
 // those setup imports already: Go refuses an unused import.
 func goImports(promptImports, body, setup string) string {
 	var pkgs []string
-	for _, m := range goQuoted.FindAllStringSubmatch(promptImports, -1) {
+	for _, m := range goQuoted().FindAllStringSubmatch(promptImports, -1) {
 		pkgs = append(pkgs, m[1])
 	}
 	pkgs = append(pkgs, goStandard...)

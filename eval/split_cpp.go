@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/coderun/coderun/sandbox"
 )
@@ -135,12 +136,12 @@ func splitTopLevel(s string, sep byte, brackets string) []string {
 	return parts
 }
 
-var cppHead = regexp.MustCompile(`^(?s)(.*?)\b([A-Za-z_]\w*)\s*\((.*)\)\s*$`)
-var cppParam = regexp.MustCompile(`^(?s)(.*?)\b([A-Za-z_]\w*)$`)
+var cppHead = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?s)(.*?)\b([A-Za-z_]\w*)\s*\((.*)\)\s*$`) })
+var cppParam = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?s)(.*?)\b([A-Za-z_]\w*)$`) })
 
 // cppSignature parses a C++ function head: "vector<int> f(vector<int>l, int t)".
 func cppSignature(head string) (*signature, error) {
-	m := cppHead.FindStringSubmatch(head)
+	m := cppHead().FindStringSubmatch(head)
 	if m == nil || strings.TrimSpace(m[1]) == "" {
 		return nil, fmt.Errorf("cannot read the entry function's declaration %q", head)
 	}
@@ -150,7 +151,7 @@ func cppSignature(head string) (*signature, error) {
 		if p == "" || p == "void" {
 			continue
 		}
-		pm := cppParam.FindStringSubmatch(p)
+		pm := cppParam().FindStringSubmatch(p)
 		if pm == nil || strings.TrimSpace(pm[1]) == "" || strings.ContainsAny(pm[1], "*&=") {
 			return nil, fmt.Errorf("cannot pass the parameter %q of %s between processes", p, sig.name)
 		}

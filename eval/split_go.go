@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/coderun/coderun/sandbox"
 )
@@ -17,11 +18,11 @@ var wireGo string
 
 const wireGoImports = "import (\n\t\"bufio\"\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\t\"reflect\"\n\t\"strconv\"\n)\n"
 
-var goHead = regexp.MustCompile(`^(?s)func\s+([A-Za-z_]\w*)\s*\((.*?)\)\s*(.*)$`)
+var goHead = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?s)func\s+([A-Za-z_]\w*)\s*\((.*?)\)\s*(.*)$`) })
 
 // goSignature parses a Go function head: "func F(a, b int, s []string) [2]int".
 func goSignature(head string) (*signature, error) {
-	m := goHead.FindStringSubmatch(strings.TrimSpace(head))
+	m := goHead().FindStringSubmatch(strings.TrimSpace(head))
 	if m == nil || strings.TrimSpace(m[3]) == "" {
 		return nil, fmt.Errorf("cannot read the entry function's declaration %q", head)
 	}
@@ -53,14 +54,14 @@ func goSignature(head string) (*signature, error) {
 }
 
 // goImportBlock matches a Go import block or line.
-var goImportBlock = regexp.MustCompile(`(?m)^import\s*(\([^)]*\)|"[^"]*")\s*$`)
+var goImportBlock = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^import\s*(\([^)]*\)|"[^"]*")\s*$`) })
 
 // goSetupFor is test_setup (a package clause and imports) less the
 // imports that code does not use: Go refuses an unused import, and the
 // tests' program lacks the solution that may have used them.
 func goSetupFor(setup, code string) string {
 	code = stripGoComments(code)
-	return goImportBlock.ReplaceAllStringFunc(setup, func(block string) string {
+	return goImportBlock().ReplaceAllStringFunc(setup, func(block string) string {
 		var keep []string
 		for _, m := range regexp.MustCompile(`(?m)^\s*(?:import\s*\(?)?\s*([A-Za-z_.]\w*\s+)?"([^"]+)"`).FindAllStringSubmatch(block, -1) {
 			alias, path := strings.TrimSpace(m[1]), m[2]

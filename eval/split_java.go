@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/coderun/coderun/sandbox"
 )
@@ -15,8 +16,10 @@ import (
 //go:embed wire.java
 var wireJava string
 
-var javaModifiers = regexp.MustCompile(`\b(public|private|protected|static|final|synchronized|abstract)\s+`)
-var javaClass = regexp.MustCompile(`\bclass\s+([A-Za-z_]\w*)`)
+var javaModifiers = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(public|private|protected|static|final|synchronized|abstract)\s+`)
+})
+var javaClass = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bclass\s+([A-Za-z_]\w*)`) })
 
 // javaSignature parses a Java method head: "public List<Integer> f(List<Integer> l, int k) throws E".
 func javaSignature(head string) (*signature, error) {
@@ -25,8 +28,8 @@ func javaSignature(head string) (*signature, error) {
 			head = head[:j+1]
 		}
 	}
-	head = strings.TrimSpace(javaModifiers.ReplaceAllString(head+" ", ""))
-	m := cppHead.FindStringSubmatch(head)
+	head = strings.TrimSpace(javaModifiers().ReplaceAllString(head+" ", ""))
+	m := cppHead().FindStringSubmatch(head)
 	if m == nil || strings.TrimSpace(m[1]) == "" {
 		return nil, fmt.Errorf("cannot read the entry method's declaration %q", head)
 	}
@@ -36,7 +39,7 @@ func javaSignature(head string) (*signature, error) {
 		if p == "" {
 			continue
 		}
-		pm := cppParam.FindStringSubmatch(p)
+		pm := cppParam().FindStringSubmatch(p)
 		if pm == nil || strings.TrimSpace(pm[1]) == "" || strings.Contains(pm[1], "...") {
 			return nil, fmt.Errorf("cannot pass the parameter %q of %s between processes", p, sig.name)
 		}
@@ -66,7 +69,7 @@ func javaSplit(prompt, solution, tests string) (*splitItem, error) {
 		return nil, err
 	}
 	code := blankComments(prompt[:brace], "//")
-	classes := javaClass.FindAllStringSubmatch(code, -1)
+	classes := javaClass().FindAllStringSubmatch(code, -1)
 	if len(classes) == 0 {
 		return nil, fmt.Errorf("the entry method %s is in no class", sig.name)
 	}

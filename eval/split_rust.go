@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/coderun/coderun/sandbox"
 )
@@ -24,7 +25,9 @@ type rustItem struct {
 	kind, name string
 }
 
-var rustItemHead = regexp.MustCompile(`^(?s)(?:#\s*!?\s*\[.*?\]\s*)*(?:pub\s*(?:\([^)]*\))?\s+)?(?:(?:default|unsafe|async|extern(?:\s+"[^"]*")?)\s+)*(fn|enum|struct|union|type|const|static|trait|impl|use|mod|macro_rules!|extern)\s*(?:fn\s+)?(?:mut\s+)?([A-Za-z_]\w*)?`)
+var rustItemHead = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?s)(?:#\s*!?\s*\[.*?\]\s*)*(?:pub\s*(?:\([^)]*\))?\s+)?(?:(?:default|unsafe|async|extern(?:\s+"[^"]*")?)\s+)*(fn|enum|struct|union|type|const|static|trait|impl|use|mod|macro_rules!|extern)\s*(?:fn\s+)?(?:mut\s+)?([A-Za-z_]\w*)?`)
+})
 
 // rustItems splits code (comments, strings and characters blanked: see
 // blankComments) into its top-level items: each ends at a ';' or a '}'
@@ -37,7 +40,7 @@ func rustItems(code string) []rustItem {
 		lead := start + strings.Index(code[start:end], text)
 		if text != "" {
 			it := rustItem{start: lead, end: end}
-			if m := rustItemHead.FindStringSubmatch(text); m != nil {
+			if m := rustItemHead().FindStringSubmatch(text); m != nil {
 				it.kind, it.name = m[1], m[2]
 				if it.kind == "const" && strings.HasPrefix(strings.TrimSpace(text[strings.Index(text, "const")+5:]), "fn") {
 					it.kind = "fn"
@@ -110,7 +113,7 @@ func matching(s string, open int) int {
 	return -1
 }
 
-var rustIdent = regexp.MustCompile(`^[A-Za-z_]\w*$`)
+var rustIdent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_]\w*$`) })
 
 // rustSignature parses a Rust function head: "fn f<'a>(mut a: i32, s: &'a str) -> Vec<String>".
 // Only lifetimes may be generic, and no parameter may be borrowed mutably
@@ -152,7 +155,7 @@ func rustSignature(head string) (*signature, error) {
 		}
 		name := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p[:colon[0]+1]), "mut "))
 		typ := strings.TrimSpace(p[colon[0]+2:])
-		if !rustIdent.MatchString(name) || name == "self" || name == "_" {
+		if !rustIdent().MatchString(name) || name == "self" || name == "_" {
 			return nil, fmt.Errorf("cannot pass the parameter %q of %s between processes", p, sig.name)
 		}
 		if err := rustCrossable(typ); err != nil {
@@ -201,12 +204,12 @@ func init() {
 	}
 }
 
-var rustWord = regexp.MustCompile(`'?\b[A-Za-z_]\w*\b`)
+var rustWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`'?\b[A-Za-z_]\w*\b`) })
 
 // rustNames are the names a text uses (lifetimes excluded).
 func rustNames(text string) []string {
 	var names []string
-	for _, w := range rustWord.FindAllString(text, -1) {
+	for _, w := range rustWord().FindAllString(text, -1) {
 		if !strings.HasPrefix(w, "'") && !slices.Contains(names, w) {
 			names = append(names, w)
 		}
@@ -560,7 +563,7 @@ func rustSplit(lead, reference, solution, tests string) (*splitItem, error) {
 	t.WriteString(types.String())
 	t.WriteString("\n" + tests + "\n\nmod coderun_wire;\n" + tImpls)
 
-	body := lead + rustNoTests.ReplaceAllString(solution, "#[cfg(test)]")
+	body := lead + rustNoTests().ReplaceAllString(solution, "#[cfg(test)]")
 	var u strings.Builder
 	u.WriteString(body + "\n\nfn main() {\n    let mut coderun_w = coderun_wire::Serve::new();\n    while let Some(coderun_f) = coderun_w.next() {\n        match coderun_f {\n")
 	for i, r := range remotes {
@@ -594,4 +597,4 @@ func rustSplit(lead, reference, solution, tests string) (*splitItem, error) {
 var rustSplitArgs = []string{"-C", "codegen-units=1"}
 
 // rustNoTests finds a solution's #[test] attributes: U is no test binary.
-var rustNoTests = regexp.MustCompile(`#\s*\[\s*test\s*\]`)
+var rustNoTests = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#\s*\[\s*test\s*\]`) })

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Spec declares one language: how people name it, how its files are
@@ -182,7 +183,9 @@ func FromSandboxFusion(name string) (Language, bool) {
 }
 
 // javaPublicClass finds the public top-level class of a Java file.
-var javaPublicClass = regexp.MustCompile(`(?m)^\s*public\s+(?:(?:final|abstract|static|strictfp|sealed|non-sealed)\s+)*(?:class|record|enum|interface)\s+([A-Za-z_$][A-Za-z0-9_$]*)`)
+var javaPublicClass = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\s*public\s+(?:(?:final|abstract|static|strictfp|sealed|non-sealed)\s+)*(?:class|record|enum|interface)\s+([A-Za-z_$][A-Za-z0-9_$]*)`)
+})
 
 // adaptJava names the source file after its public class (javac wants
 // them to match), or the class after the file when a name was given;
@@ -193,19 +196,19 @@ func adaptJava(b *Build, code string) {
 		return
 	}
 	b.Class = "Main"
-	if m := javaPublicClass.FindStringSubmatch(code); m != nil {
+	if m := javaPublicClass().FindStringSubmatch(code); m != nil {
 		b.Class = m[1]
 	}
 	b.File = b.Class + ".java"
 }
 
 // goTestFunc finds a Go test function.
-var goTestFunc = regexp.MustCompile(`(?m)^func\s+(Test|Benchmark|Fuzz|Example)\w*\s*\(`)
+var goTestFunc = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^func\s+(Test|Benchmark|Fuzz|Example)\w*\s*\(`) })
 
 // adaptGo builds code with test functions and an import of "testing" as a
 // test binary (go test -c), which runs its tests, in a _test.go file.
 func adaptGo(b *Build, code string) {
-	if !goTestFunc.MatchString(code) || !strings.Contains(code, `"testing"`) {
+	if !goTestFunc().MatchString(code) || !strings.Contains(code, `"testing"`) {
 		return
 	}
 	b.Mode = "test"
