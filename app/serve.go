@@ -30,6 +30,17 @@ type ServerConfig struct {
 	MaxBody int64
 	// Grace is how long a shutdown lets running requests finish.
 	Grace time.Duration
+	// ReadHeaderTimeout bounds how long a client may take to send a
+	// request's headers; IdleTimeout how long a kept-alive connection
+	// waits for its next request.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	// BodyTimeout is the longest a request's body may pause; BodyMinRate
+	// the fewest bytes per second it must average after its first
+	// BodyTimeout (0: no minimum). Both bound sending a request only,
+	// never a long cell or a stream of events (see server.BodyRules).
+	BodyTimeout time.Duration
+	BodyMinRate int64
 	// TenantSessions, TenantExecutions and TenantRate bound each tenant:
 	// sessions open at once, executions running at once, requests per
 	// second (with bursts of TenantBurst). 0: no bound.
@@ -131,6 +142,8 @@ const DefaultTenantRate = 1000
 
 func defaultServerConfig() ServerConfig {
 	return ServerConfig{Addr: "127.0.0.1:8080", MaxBody: server.DefaultMaxBody, Grace: server.DefaultGrace,
+		ReadHeaderTimeout: server.DefaultReadHeaderTimeout, IdleTimeout: server.DefaultIdleTimeout,
+		BodyTimeout: server.DefaultBodyTimeout, BodyMinRate: server.DefaultBodyMinRate,
 		TenantSessions: 20, TenantExecutions: 8, TenantRate: DefaultTenantRate,
 		E2BDebugInterpreter: "127.0.0.1:49999", E2BDebugEnvd: "127.0.0.1:49983", MaxLimits: DefaultMaxLimits}
 }
@@ -149,6 +162,10 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 	add("server.insecure_local", "", &s.InsecureLocal, nil)
 	size("server.max_body", "", &s.MaxBody, positive)
 	add("server.grace", "", &s.Grace, positive)
+	add("server.read_header_timeout", "", &s.ReadHeaderTimeout, positive)
+	add("server.idle_timeout", "", &s.IdleTimeout, positive)
+	add("server.body_timeout", "", &s.BodyTimeout, positive)
+	size("server.body_min_rate", "", &s.BodyMinRate, notNegative)
 	add("server.tenant_sessions", "", &s.TenantSessions, notNegative)
 	add("server.tenant_executions", "", &s.TenantExecutions, notNegative)
 	add("server.tenant_rate", "", &s.TenantRate, notNegative)
@@ -334,7 +351,8 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 		surfaces = append(surfaces, sf)
 	}
 	srv, err := server.New(server.Options{Keys: keys, InsecureLocal: sc.InsecureLocal, Surfaces: surfaces, Tenants: svc.Tenants,
-		MaxBody: sc.MaxBody, Grace: sc.Grace, Metrics: svc.Metrics, Logger: logger, OnShutdown: svc.shutdown,
+		MaxBody: sc.MaxBody, Grace: sc.Grace, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout,
+		BodyTimeout: sc.BodyTimeout, BodyMinRate: sc.BodyMinRate, Metrics: svc.Metrics, Logger: logger, OnShutdown: svc.shutdown,
 		Info: server.APIInfo{Title: "coderun", Version: opts.Version}})
 	if err != nil {
 		return fail(err)
