@@ -41,6 +41,9 @@ type ServerConfig struct {
 	// never a long cell or a stream of events (see server.BodyRules).
 	BodyTimeout time.Duration
 	BodyMinRate int64
+	// WriteTimeout is the longest a client may leave an answer unread
+	// before its connection is cut (a stream nobody reads).
+	WriteTimeout time.Duration
 	// TenantSessions, TenantExecutions and TenantRate bound each tenant:
 	// sessions open at once, executions running at once, requests per
 	// second (with bursts of TenantBurst). 0: no bound.
@@ -143,7 +146,7 @@ const DefaultTenantRate = 1000
 func defaultServerConfig() ServerConfig {
 	return ServerConfig{Addr: "127.0.0.1:8080", MaxBody: server.DefaultMaxBody, Grace: server.DefaultGrace,
 		ReadHeaderTimeout: server.DefaultReadHeaderTimeout, IdleTimeout: server.DefaultIdleTimeout,
-		BodyTimeout: server.DefaultBodyTimeout, BodyMinRate: server.DefaultBodyMinRate,
+		BodyTimeout: server.DefaultBodyTimeout, BodyMinRate: server.DefaultBodyMinRate, WriteTimeout: server.DefaultWriteTimeout,
 		TenantSessions: 20, TenantExecutions: 8, TenantRate: DefaultTenantRate,
 		E2BDebugInterpreter: "127.0.0.1:49999", E2BDebugEnvd: "127.0.0.1:49983", MaxLimits: DefaultMaxLimits}
 }
@@ -166,6 +169,7 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 	add("server.idle_timeout", "", &s.IdleTimeout, positive)
 	add("server.body_timeout", "", &s.BodyTimeout, positive)
 	size("server.body_min_rate", "", &s.BodyMinRate, notNegative)
+	add("server.write_timeout", "", &s.WriteTimeout, positive)
 	add("server.tenant_sessions", "", &s.TenantSessions, notNegative)
 	add("server.tenant_executions", "", &s.TenantExecutions, notNegative)
 	add("server.tenant_rate", "", &s.TenantRate, notNegative)
@@ -352,7 +356,7 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 	}
 	srv, err := server.New(server.Options{Keys: keys, InsecureLocal: sc.InsecureLocal, Surfaces: surfaces, Tenants: svc.Tenants,
 		MaxBody: sc.MaxBody, Grace: sc.Grace, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout,
-		BodyTimeout: sc.BodyTimeout, BodyMinRate: sc.BodyMinRate, Metrics: svc.Metrics, Logger: logger, OnShutdown: svc.shutdown,
+		BodyTimeout: sc.BodyTimeout, BodyMinRate: sc.BodyMinRate, WriteTimeout: sc.WriteTimeout, Metrics: svc.Metrics, Logger: logger, OnShutdown: svc.shutdown,
 		Info: server.APIInfo{Title: "coderun", Version: opts.Version}})
 	if err != nil {
 		return fail(err)

@@ -68,7 +68,7 @@ func (s *Services) serveListeners(ctx context.Context, grace time.Duration) (sto
 		// driven by this machine's browsers (DNS rebinding, cross-site
 		// requests).
 		sc := s.Config.Server
-		h := server.LocalOnly(server.BodyRules{MaxBytes: sc.MaxBody, Timeout: sc.BodyTimeout, MinRate: sc.BodyMinRate}.Guard(l.handler))
+		h := server.StallGuard(server.LocalOnly(server.BodyRules{MaxBytes: sc.MaxBody, Timeout: sc.BodyTimeout, MinRate: sc.BodyMinRate}.Guard(l.handler)), sc.WriteTimeout)
 		base, cutOff := context.WithCancelCause(context.WithoutCancel(ctx))
 		hs := &http.Server{Handler: h, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout,
 			BaseContext: func(net.Listener) context.Context { return base }}

@@ -176,3 +176,52 @@ func (d deadlined) slow() error {
 }
 
 func (d deadlined) Close() error { return d.g.src.Close() }
+
+// StallGuard wraps h: each write of its answer (and each flush) must be
+// taken by the client within timeout, or the connection is cut (and with
+// it the request's context, as for a client that went away: a streamed
+// cell is interrupted). A client that asks for a stream and never reads
+// it would otherwise hold the handler, and what it streams (a cell, a
+// command: its output waits for the reader), for as long as it stays
+// connected. It bounds each write, not the answer: a stream of hours, or
+// a large download to a slow client, goes on as long as the client takes
+// its bytes. 0: no bound.
+func StallGuard(h http.Handler, timeout time.Duration) http.Handler {
+	if timeout <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
+		h.ServeHTTP(sw, r)
+		// What the server writes after the handler (the rest of the
+		// answer, buffered) is bounded alike.
+		_ = sw.rc.SetWriteDeadline(time.Now().Add(timeout))
+	})
+}
+
+// stallWriter sets the connection's write deadline before each write and
+// flush.
+type stallWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (s *stallWriter) Write(b []byte) (int, error) {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *stallWriter) WriteHeader(code int) { s.ResponseWriter.WriteHeader(code) }
+
+func (s *stallWriter) Flush() {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	_ = s.rc.Flush()
+}
+
+func (s *stallWriter) FlushError() error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	return s.rc.Flush()
+}
+
+func (s *stallWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

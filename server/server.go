@@ -47,6 +47,12 @@ type Options struct {
 	// BodyMinRate 0: no minimum (DefaultBodyMinRate is coderun serve's).
 	BodyTimeout time.Duration
 	BodyMinRate int64
+	// WriteTimeout is the longest a client may leave the answer unread:
+	// a write (or flush) of it that the client has not taken within it
+	// cuts the connection (see StallGuard). It bounds each write, not the
+	// answer: streams and large downloads go on while the client reads.
+	// Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// Grace is how long a shutdown waits for requests in flight (running
 	// cells) to finish before cutting them off. Default DefaultGrace.
 	Grace time.Duration
@@ -75,6 +81,7 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultBodyTimeout       = 30 * time.Second
 	DefaultBodyMinRate       = 1 << 10
+	DefaultWriteTimeout      = time.Minute
 )
 
 // ErrShutdown is the cause with which the contexts of the requests still
@@ -129,6 +136,9 @@ func New(opts Options) (*Server, error) {
 	if opts.BodyTimeout <= 0 {
 		opts.BodyTimeout = DefaultBodyTimeout
 	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
 	}
@@ -148,7 +158,7 @@ func New(opts Options) (*Server, error) {
 	if err := s.mount(mux); err != nil {
 		return nil, err
 	}
-	s.handler = s.outer(mux)
+	s.handler = StallGuard(s.outer(mux), opts.WriteTimeout)
 	return s, nil
 }
 

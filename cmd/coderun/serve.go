@@ -84,6 +84,9 @@ Every setting (flag, configuration key, default):
                                                  is cut off (408). Neither bounds a long cell or
                                                  a stream of events: they bound sending a request
   (none)               server.idle_timeout       2m: a kept-alive connection idle this long is closed
+  (none)               server.write_timeout      1m: a client that leaves its answer unread this long
+                                                 (a stream it asked for and never reads) is cut
+                                                 off, its cell interrupted; a slow reader is not
   --tenant-sessions    server.tenant_sessions    20 sessions open at once per tenant (0: no bound)
   --tenant-executions  server.tenant_executions  8 executions running at once per tenant
   --tenant-rate        server.tenant_rate        1000 requests per second per tenant
