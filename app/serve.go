@@ -35,6 +35,8 @@ type ServerConfig struct {
 	// waits for its next request.
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
+	// MaxHeaderBytes bounds a request's headers (431 beyond).
+	MaxHeaderBytes int64
 	// BodyTimeout is the longest a request's body may pause; BodyMinRate
 	// the fewest bytes per second it must average after its first
 	// BodyTimeout (0: no minimum). Both bound sending a request only,
@@ -145,7 +147,7 @@ const DefaultTenantRate = 1000
 
 func defaultServerConfig() ServerConfig {
 	return ServerConfig{Addr: "127.0.0.1:8080", MaxBody: server.DefaultMaxBody, Grace: server.DefaultGrace,
-		ReadHeaderTimeout: server.DefaultReadHeaderTimeout, IdleTimeout: server.DefaultIdleTimeout,
+		ReadHeaderTimeout: server.DefaultReadHeaderTimeout, IdleTimeout: server.DefaultIdleTimeout, MaxHeaderBytes: server.DefaultMaxHeaderBytes,
 		BodyTimeout: server.DefaultBodyTimeout, BodyMinRate: server.DefaultBodyMinRate, WriteTimeout: server.DefaultWriteTimeout,
 		TenantSessions: 20, TenantExecutions: 8, TenantRate: DefaultTenantRate,
 		E2BDebugInterpreter: "127.0.0.1:49999", E2BDebugEnvd: "127.0.0.1:49983", MaxLimits: DefaultMaxLimits}
@@ -167,6 +169,12 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 	add("server.grace", "", &s.Grace, positive)
 	add("server.read_header_timeout", "", &s.ReadHeaderTimeout, positive)
 	add("server.idle_timeout", "", &s.IdleTimeout, positive)
+	size("server.max_header_bytes", "", &s.MaxHeaderBytes, func(v any) error {
+		if n := v.(int64); n < 4<<10 || n > 16<<20 {
+			return errors.New("must be between 4KiB and 16MiB")
+		}
+		return nil
+	})
 	add("server.body_timeout", "", &s.BodyTimeout, positive)
 	size("server.body_min_rate", "", &s.BodyMinRate, notNegative)
 	add("server.write_timeout", "", &s.WriteTimeout, positive)
@@ -355,7 +363,7 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 		surfaces = append(surfaces, sf)
 	}
 	srv, err := server.New(server.Options{Keys: keys, InsecureLocal: sc.InsecureLocal, Surfaces: surfaces, Tenants: svc.Tenants,
-		MaxBody: sc.MaxBody, Grace: sc.Grace, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout,
+		MaxBody: sc.MaxBody, Grace: sc.Grace, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout, MaxHeaderBytes: int(sc.MaxHeaderBytes),
 		BodyTimeout: sc.BodyTimeout, BodyMinRate: sc.BodyMinRate, WriteTimeout: sc.WriteTimeout, Metrics: svc.Metrics, Logger: logger, OnShutdown: svc.shutdown,
 		Info: server.APIInfo{Title: "coderun", Version: opts.Version}})
 	if err != nil {

@@ -70,7 +70,7 @@ func (s *Services) serveListeners(ctx context.Context, grace time.Duration) (sto
 		sc := s.Config.Server
 		h := server.StallGuard(server.LocalOnly(server.BodyRules{MaxBytes: sc.MaxBody, Timeout: sc.BodyTimeout, MinRate: sc.BodyMinRate}.Guard(l.handler)), sc.WriteTimeout)
 		base, cutOff := context.WithCancelCause(context.WithoutCancel(ctx))
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout,
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout, MaxHeaderBytes: int(sc.MaxHeaderBytes),
 			BaseContext: func(net.Listener) context.Context { return base }}
 		s.Logger.Info("serving", "listener", l.name, "addr", ln.Addr().String())
 		served := make(chan struct{})

@@ -39,6 +39,10 @@ type Options struct {
 	// DefaultIdleTimeout.
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
+	// MaxHeaderBytes bounds a request's headers (they are held in memory
+	// whole before any handler, or the key check, sees them): past it,
+	// 431. Default DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
 	// BodyTimeout and BodyMinRate bound how slowly a client may send a
 	// request's body (see BodyRules: a pause of at most BodyTimeout, and
 	// at least BodyMinRate bytes/s on average after it). They bound sending
@@ -82,6 +86,7 @@ const (
 	DefaultBodyTimeout       = 30 * time.Second
 	DefaultBodyMinRate       = 1 << 10
 	DefaultWriteTimeout      = time.Minute
+	DefaultMaxHeaderBytes    = 64 << 10
 )
 
 // ErrShutdown is the cause with which the contexts of the requests still
@@ -138,6 +143,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
@@ -539,6 +547,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}

@@ -137,3 +137,49 @@ func TestSlowBodyRulesSpareLongAnswers(t *testing.T) {
 		t.Errorf("a paced 2 MiB upload: %s", up)
 	}
 }
+
+// TestHugeHeadersAreRefused: a request's headers are read into the
+// server's memory whole before any handler (or the key check) sees them;
+// net/http's default allows 1 MiB of them per connection, so 200
+// connections each sending 1 MiB of headers (no key needed) took 200 MiB
+// of the server's heap until their header timeout. Headers are bounded
+// by server.max_header_bytes (64 KiB by default): past it, 431, and the
+// heap stays put.
+func TestHugeHeadersAreRefused(t *testing.T) {
+	tg := serve(t, mode{})
+	addr := strings.TrimPrefix(tg.url, "http://")
+	line := "X-Pad: " + strings.Repeat("p", 1000) + "\r\n"
+	h := watchHeap()
+	var conns []net.Conn
+	var statuses []string
+	for range 200 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		go func() {
+			io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+			for range 1000 {
+				if _, err := io.WriteString(c, line); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(3 * time.Second)
+	g := h.growth(t, "200 connections of 1 MiB headers")
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 64)
+		n, _ := c.Read(buf)
+		statuses = append(statuses, strings.SplitN(string(buf[:n]), "\r\n", 2)[0])
+		c.Close()
+	}
+	if g > 64<<20 {
+		t.Errorf("200 connections sending 1 MiB of headers each grew the server's heap by %d MiB", g>>20)
+	}
+	if statuses[0] != "HTTP/1.1 431 Request Header Fields Too Large" {
+		t.Errorf("1 MiB of headers: %q, want 431", statuses[0])
+	}
+}
