@@ -197,6 +197,14 @@ func (s *Session) UploadFrom(ctx context.Context, path string, r io.Reader, size
 		return int64(len(data)), s.Upload(p, data, mode)
 	}
 	if size < 0 {
+		// One spool at a time per session: the host's disk holds at most
+		// one workspace's worth for it, however many uploads it sends at
+		// once (each would be bounded by the workspace on its own).
+		release, err := s.spoolTurn(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("session: upload %s: wait for the uploads before it: %w", p, err)
+		}
+		defer release()
 		spool, n, err := spoolAtMost(r, max)
 		if err != nil {
 			return 0, fmt.Errorf("session: upload %s: %w", p, err)
@@ -247,6 +255,22 @@ func (s *Session) UploadFrom(ctx context.Context, path string, r io.Reader, size
 	}
 	s.touch()
 	return size, nil
+}
+
+// spoolTurn waits for the session's turn to spool an upload.
+func (s *Session) spoolTurn(ctx context.Context) (release func(), err error) {
+	s.mu.Lock()
+	if s.spool == nil {
+		s.spool = make(chan struct{}, 1)
+	}
+	turn := s.spool
+	s.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+		return func() { <-turn }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // spoolAtMost copies r into an unlinked temporary file, at most max bytes

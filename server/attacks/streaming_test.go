@@ -11,8 +11,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -322,4 +324,70 @@ func TestAnUploadCutShortLeavesNoPartialFile(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Errorf("after an upload cut short: cut.bin is %s, want empty or absent", size)
+}
+
+// throttled is r, at most one read of 256 KiB every 10 ms.
+type throttled struct{ r io.Reader }
+
+func (t throttled) Read(b []byte) (int, error) {
+	time.Sleep(10 * time.Millisecond)
+	if len(b) > 256<<10 {
+		b = b[:256<<10]
+	}
+	return t.r.Read(b)
+}
+
+// TestConcurrentUploadsSpoolOneAtATime: an upload whose length is unknown
+// until it ends (chunked, or a multipart part as E2B's SDK sends) is
+// spooled to the host's disk first, bounded by the workspace's size; but
+// 8 such uploads at once into one 32 MiB session spooled 8 workspaces'
+// worth (4 uploads here: 4 spools at once), and a tenant sending hundreds would fill the host's disk. A
+// session spools one upload at a time (the others wait their turn), and
+// each still lands whole.
+func TestConcurrentUploadsSpoolOneAtATime(t *testing.T) {
+	tg := serve(t, mode{})
+	id := tg.session(t, aliceKey, nil)
+	stop := make(chan struct{})
+	most := make(chan int, 1)
+	go func() {
+		peak := 0
+		for {
+			select {
+			case <-stop:
+				most <- peak
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			ents, _ := os.ReadDir("/proc/self/fd")
+			n := 0
+			for _, e := range ents {
+				if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.Contains(l, "coderun-upload-") {
+					n++
+				}
+			}
+			peak = max(peak, n)
+		}
+	}()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hr, _ := http.NewRequest("PUT", tg.url+"/v1/sessions/"+id+"/files/up.bin", throttled{newPattern(8 << 20)})
+			hr.ContentLength = -1
+			hr.Header.Set("Authorization", "Bearer "+aliceKey)
+			if a := send(t, tg, hr); a.status != http.StatusCreated {
+				t.Errorf("upload %d: %s", i, a)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if peak := <-most; peak > 1 {
+		t.Errorf("4 uploads at once into one session spooled %d at once, want one at a time", peak)
+	}
+	want := patternSum(t, 8<<20)
+	if c := tg.cell(t, aliceKey, id, "import hashlib\nprint(hashlib.sha256(open('up.bin', 'rb').read()).hexdigest())"); !strings.Contains(mustJSON(t, c), want) {
+		t.Errorf("up.bin after the uploads: %s", mustJSON(t, c))
+	}
 }
