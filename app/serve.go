@@ -37,6 +37,8 @@ type ServerConfig struct {
 	IdleTimeout       time.Duration
 	// MaxHeaderBytes bounds a request's headers (431 beyond).
 	MaxHeaderBytes int64
+	// MaxConnections bounds the connections open at once, per listener.
+	MaxConnections int
 	// BodyTimeout is the longest a request's body may pause; BodyMinRate
 	// the fewest bytes per second it must average after its first
 	// BodyTimeout (0: no minimum). Both bound sending a request only,
@@ -148,7 +150,8 @@ const DefaultTenantRate = 1000
 func defaultServerConfig() ServerConfig {
 	return ServerConfig{Addr: "127.0.0.1:8080", MaxBody: server.DefaultMaxBody, Grace: server.DefaultGrace,
 		ReadHeaderTimeout: server.DefaultReadHeaderTimeout, IdleTimeout: server.DefaultIdleTimeout, MaxHeaderBytes: server.DefaultMaxHeaderBytes,
-		BodyTimeout: server.DefaultBodyTimeout, BodyMinRate: server.DefaultBodyMinRate, WriteTimeout: server.DefaultWriteTimeout,
+		MaxConnections: server.DefaultMaxConnections,
+		BodyTimeout:    server.DefaultBodyTimeout, BodyMinRate: server.DefaultBodyMinRate, WriteTimeout: server.DefaultWriteTimeout,
 		TenantSessions: 20, TenantExecutions: 8, TenantRate: DefaultTenantRate,
 		E2BDebugInterpreter: "127.0.0.1:49999", E2BDebugEnvd: "127.0.0.1:49983", MaxLimits: DefaultMaxLimits}
 }
@@ -169,6 +172,7 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 	add("server.grace", "", &s.Grace, positive)
 	add("server.read_header_timeout", "", &s.ReadHeaderTimeout, positive)
 	add("server.idle_timeout", "", &s.IdleTimeout, positive)
+	add("server.max_connections", "", &s.MaxConnections, positive)
 	size("server.max_header_bytes", "", &s.MaxHeaderBytes, func(v any) error {
 		if n := v.(int64); n < 4<<10 || n > 16<<20 {
 			return errors.New("must be between 4KiB and 16MiB")
@@ -363,7 +367,7 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 		surfaces = append(surfaces, sf)
 	}
 	srv, err := server.New(server.Options{Keys: keys, InsecureLocal: sc.InsecureLocal, Surfaces: surfaces, Tenants: svc.Tenants,
-		MaxBody: sc.MaxBody, Grace: sc.Grace, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout, MaxHeaderBytes: int(sc.MaxHeaderBytes),
+		MaxBody: sc.MaxBody, Grace: sc.Grace, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout, MaxHeaderBytes: int(sc.MaxHeaderBytes), MaxConnections: sc.MaxConnections,
 		BodyTimeout: sc.BodyTimeout, BodyMinRate: sc.BodyMinRate, WriteTimeout: sc.WriteTimeout, Metrics: svc.Metrics, Logger: logger, OnShutdown: svc.shutdown,
 		Info: server.APIInfo{Title: "coderun", Version: opts.Version}})
 	if err != nil {

@@ -76,7 +76,7 @@ func (s *Services) serveListeners(ctx context.Context, grace time.Duration) (sto
 		served := make(chan struct{})
 		go func() {
 			defer close(served)
-			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := hs.Serve(server.LimitConnections(ln, sc.MaxConnections, nil)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.Logger.Warn("extra listener ended", "listener", l.name, "error", err.Error())
 			}
 		}()

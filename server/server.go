@@ -39,6 +39,9 @@ type Options struct {
 	// DefaultIdleTimeout.
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
+	// MaxConnections bounds the connections open at once (see
+	// LimitConnections); 0: DefaultMaxConnections.
+	MaxConnections int
 	// MaxHeaderBytes bounds a request's headers (they are held in memory
 	// whole before any handler, or the key check, sees them): past it,
 	// 431. Default DefaultMaxHeaderBytes.
@@ -87,6 +90,7 @@ const (
 	DefaultBodyMinRate       = 1 << 10
 	DefaultWriteTimeout      = time.Minute
 	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultMaxConnections    = 4096
 )
 
 // ErrShutdown is the cause with which the contexts of the requests still
@@ -143,6 +147,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
 	}
 	if opts.MaxHeaderBytes <= 0 {
 		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
@@ -557,6 +564,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.opts.Logger.Info("serving", "addr", ln.Addr().String(), "insecure_local", s.opts.InsecureLocal)
 	errc := make(chan error, 1)
+	ln = LimitConnections(ln, s.opts.MaxConnections, func() {
+		s.opts.Logger.Warn("connection refused: the server holds server.max_connections already", "max", s.opts.MaxConnections)
+	})
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:

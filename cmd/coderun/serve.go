@@ -78,6 +78,8 @@ Every setting (flag, configuration key, default):
                                                  this long before they are cut off
   (none)               server.read_header_timeout  10s: a client sending its request's headers
                                                  slower is cut off
+  (none)               server.max_connections    4096 connections open at once per listener; one
+                                                 beyond is closed at once
   (none)               server.max_header_bytes   64KiB: larger request headers answer 431
   (none)               server.body_timeout       30s: the longest a request's body may pause
   (none)               server.body_min_rate      1KiB: bytes per second a body must average after

@@ -2,6 +2,7 @@ package attacks
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -181,5 +182,61 @@ func TestHugeHeadersAreRefused(t *testing.T) {
 	}
 	if statuses[0] != "HTTP/1.1 431 Request Header Fields Too Large" {
 		t.Errorf("1 MiB of headers: %q, want 431", statuses[0])
+	}
+}
+
+// TestConnectionsAreBounded: each connection costs the server a
+// descriptor, buffers and a goroutine before any key is checked, and
+// nothing bounded how many it held: a client opening connections without
+// end runs the process out of descriptors, and then its sandboxes fail to
+// start too. Beyond server.max_connections (100 here) a new connection is
+// closed at once; the ones held keep working, and once they close, new
+// ones are served again.
+func TestConnectionsAreBounded(t *testing.T) {
+	tg := serve(t, mode{set: map[string]string{"server.max_connections": "100", "server.read_header_timeout": "30s"}})
+	addr := strings.TrimPrefix(tg.url, "http://")
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range 100 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	time.Sleep(200 * time.Millisecond) // accepted
+	refused := 0
+	for range 50 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			refused++
+			continue
+		}
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+			refused++
+		}
+		c.Close()
+	}
+	if refused != 50 {
+		t.Errorf("with 100 connections held, %d of 50 more were refused, want all", refused)
+	}
+	// A held connection still works.
+	fmt.Fprintf(held[0], "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	held[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, _ := bufio.NewReader(held[0]).ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 200") {
+		t.Errorf("a held connection: %q", line)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	held = nil
+	time.Sleep(200 * time.Millisecond)
+	if a := tg.do(t, req{method: "GET", url: tg.url + "/healthz"}); a.status != http.StatusOK {
+		t.Errorf("after the connections closed: %s", a)
 	}
 }
