@@ -240,3 +240,53 @@ func TestConnectionsAreBounded(t *testing.T) {
 		t.Errorf("after the connections closed: %s", a)
 	}
 }
+
+// TestAKeptAliveConnectionOutlivesTheWriteTimeout: the write deadline a
+// stalled reader is cut by must not be left over for the next request on
+// a kept-alive connection, idle meanwhile for longer than it: net/http
+// writes some answers itself (100 Continue, which curl asks for before a
+// large upload), and one past a stale deadline would break the
+// connection. It holds (net/http clears the deadline after each request);
+// this stays as its guard.
+func TestAKeptAliveConnectionOutlivesTheWriteTimeout(t *testing.T) {
+	tg := serve(t, mode{set: map[string]string{"server.write_timeout": "1s"}})
+	id := tg.session(t, aliceKey, nil)
+	c, err := net.Dial("tcp", strings.TrimPrefix(tg.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	status := func() string {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		length := 0
+		for { // the headers, then the body by its length
+			h, err := br.ReadString('\n')
+			if err != nil || h == "\r\n" {
+				break
+			}
+			if n, ok := strings.CutPrefix(strings.ToLower(h), "content-length: "); ok {
+				length, _ = strconv.Atoi(strings.TrimSpace(n))
+			}
+		}
+		io.ReadFull(br, make([]byte, length))
+		return strings.TrimSpace(line)
+	}
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	if s := status(); !strings.HasPrefix(s, "HTTP/1.1 200") {
+		t.Fatalf("first request: %s", s)
+	}
+	time.Sleep(2 * time.Second) // idle past the write timeout
+	fmt.Fprintf(c, "PUT /v1/sessions/%s/files/k.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n", id, aliceKey)
+	if s := status(); s != "HTTP/1.1 100 Continue" {
+		t.Fatalf("Expect: 100-continue on the kept-alive connection: %s", s)
+	}
+	io.WriteString(c, "hello")
+	if s := status(); !strings.HasPrefix(s, "HTTP/1.1 201") {
+		t.Errorf("the upload: %s", s)
+	}
+}
