@@ -30,6 +30,24 @@ type ServerConfig struct {
 	MaxBody int64
 	// Grace is how long a shutdown lets running requests finish.
 	Grace time.Duration
+	// ReadHeaderTimeout bounds how long a client may take to send a
+	// request's headers; IdleTimeout how long a kept-alive connection
+	// waits for its next request.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	// MaxHeaderBytes bounds a request's headers (431 beyond).
+	MaxHeaderBytes int64
+	// MaxConnections bounds the connections open at once, per listener.
+	MaxConnections int
+	// BodyTimeout is the longest a request's body may pause; BodyMinRate
+	// the fewest bytes per second it must average after its first
+	// BodyTimeout (0: no minimum). Both bound sending a request only,
+	// never a long cell or a stream of events (see server.BodyRules).
+	BodyTimeout time.Duration
+	BodyMinRate int64
+	// WriteTimeout is the longest a client may leave an answer unread
+	// before its connection is cut (a stream nobody reads).
+	WriteTimeout time.Duration
 	// TenantSessions, TenantExecutions and TenantRate bound each tenant:
 	// sessions open at once, executions running at once, requests per
 	// second (with bursts of TenantBurst). 0: no bound.
@@ -143,6 +161,9 @@ const DefaultTenantRate = 1000
 
 func defaultServerConfig() ServerConfig {
 	return ServerConfig{Addr: "127.0.0.1:8080", MaxBody: server.DefaultMaxBody, Grace: server.DefaultGrace,
+		ReadHeaderTimeout: server.DefaultReadHeaderTimeout, IdleTimeout: server.DefaultIdleTimeout, MaxHeaderBytes: server.DefaultMaxHeaderBytes,
+		MaxConnections: server.DefaultMaxConnections,
+		BodyTimeout:    server.DefaultBodyTimeout, BodyMinRate: server.DefaultBodyMinRate, WriteTimeout: server.DefaultWriteTimeout,
 		TenantSessions: 20, TenantExecutions: 8, TenantRate: DefaultTenantRate,
 		E2BDebugInterpreter: "127.0.0.1:49999", E2BDebugEnvd: "127.0.0.1:49983", MaxLimits: DefaultMaxLimits}
 }
@@ -161,6 +182,18 @@ func (c *Config) bindServer(add func(key, env string, ptr any, check func(any) e
 	add("server.insecure_local", "", &s.InsecureLocal, nil)
 	size("server.max_body", "", &s.MaxBody, positive)
 	add("server.grace", "", &s.Grace, positive)
+	add("server.read_header_timeout", "", &s.ReadHeaderTimeout, positive)
+	add("server.idle_timeout", "", &s.IdleTimeout, positive)
+	add("server.max_connections", "", &s.MaxConnections, positive)
+	size("server.max_header_bytes", "", &s.MaxHeaderBytes, func(v any) error {
+		if n := v.(int64); n < 4<<10 || n > 16<<20 {
+			return errors.New("must be between 4KiB and 16MiB")
+		}
+		return nil
+	})
+	add("server.body_timeout", "", &s.BodyTimeout, positive)
+	size("server.body_min_rate", "", &s.BodyMinRate, notNegative)
+	add("server.write_timeout", "", &s.WriteTimeout, positive)
 	add("server.tenant_sessions", "", &s.TenantSessions, notNegative)
 	add("server.tenant_executions", "", &s.TenantExecutions, notNegative)
 	add("server.tenant_rate", "", &s.TenantRate, notNegative)
@@ -355,7 +388,8 @@ func (c *Config) NewServer(opts ServeOptions) (*Served, error) {
 		surfaces = append(surfaces, sf)
 	}
 	srv, err := server.New(server.Options{Keys: keys, InsecureLocal: sc.InsecureLocal, Surfaces: surfaces, Tenants: svc.Tenants,
-		MaxBody: sc.MaxBody, Grace: sc.Grace, Metrics: svc.Metrics, Logger: logger, OnShutdown: svc.shutdown,
+		MaxBody: sc.MaxBody, Grace: sc.Grace, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout, MaxHeaderBytes: int(sc.MaxHeaderBytes), MaxConnections: sc.MaxConnections,
+		BodyTimeout: sc.BodyTimeout, BodyMinRate: sc.BodyMinRate, WriteTimeout: sc.WriteTimeout, Metrics: svc.Metrics, Logger: logger, OnShutdown: svc.shutdown,
 		Info: server.APIInfo{Title: "coderun", Version: opts.Version}})
 	if err != nil {
 		return fail(err)

@@ -63,18 +63,20 @@ func (s *Services) serveListeners(ctx context.Context, grace time.Duration) (sto
 			s.Logger.Warn("extra listener not started", "listener", l.name, "addr", l.addr, "error", err.Error())
 			continue
 		}
-		// As the main listener: bodies capped; and, keyless or not on
-		// loopback, not driven by this machine's browsers (DNS rebinding,
-		// cross-site requests).
-		h := server.LocalOnly(http.MaxBytesHandler(l.handler, s.Config.Server.MaxBody))
+		// As the main listener: bodies capped and read under its
+		// deadlines, headers too; and, keyless or not on loopback, not
+		// driven by this machine's browsers (DNS rebinding, cross-site
+		// requests).
+		sc := s.Config.Server
+		h := server.StallGuard(server.LocalOnly(server.BodyRules{MaxBytes: sc.MaxBody, Timeout: sc.BodyTimeout, MinRate: sc.BodyMinRate}.Guard(l.handler)), sc.WriteTimeout)
 		base, cutOff := context.WithCancelCause(context.WithoutCancel(ctx))
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: sc.ReadHeaderTimeout, IdleTimeout: sc.IdleTimeout, MaxHeaderBytes: int(sc.MaxHeaderBytes),
 			BaseContext: func(net.Listener) context.Context { return base }}
 		s.Logger.Info("serving", "listener", l.name, "addr", ln.Addr().String())
 		served := make(chan struct{})
 		go func() {
 			defer close(served)
-			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := hs.Serve(server.LimitConnections(ln, sc.MaxConnections, nil)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.Logger.Warn("extra listener ended", "listener", l.name, "error", err.Error())
 			}
 		}()

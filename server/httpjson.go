@@ -104,6 +104,8 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	switch {
 	case errors.As(err, &tooBig):
 		WriteError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("the request body is larger than %d bytes", tooBig.Limit))
+	case errors.Is(err, ErrSlowBody):
+		WriteError(w, http.StatusRequestTimeout, CodeBadRequest, err.Error())
 	case errors.Is(err, io.EOF):
 		WriteError(w, http.StatusBadRequest, CodeBadRequest, "the request body is empty: want a JSON object")
 	default:

@@ -33,6 +33,33 @@ type Options struct {
 	// MaxBody caps a request's body in bytes; past it the body reads fail
 	// (a JSON body: 413). Default DefaultMaxBody.
 	MaxBody int64
+	// ReadHeaderTimeout bounds how long a client may take to send a
+	// request's headers; IdleTimeout how long a kept-alive connection may
+	// wait for its next request. Defaults DefaultReadHeaderTimeout and
+	// DefaultIdleTimeout.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	// MaxConnections bounds the connections open at once (see
+	// LimitConnections); 0: DefaultMaxConnections.
+	MaxConnections int
+	// MaxHeaderBytes bounds a request's headers (they are held in memory
+	// whole before any handler, or the key check, sees them): past it,
+	// 431. Default DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
+	// BodyTimeout and BodyMinRate bound how slowly a client may send a
+	// request's body (see BodyRules: a pause of at most BodyTimeout, and
+	// at least BodyMinRate bytes/s on average after it). They bound sending
+	// the request only: a cell that runs for minutes, or a stream of
+	// events, is not cut by them. BodyTimeout default DefaultBodyTimeout;
+	// BodyMinRate 0: no minimum (DefaultBodyMinRate is coderun serve's).
+	BodyTimeout time.Duration
+	BodyMinRate int64
+	// WriteTimeout is the longest a client may leave the answer unread:
+	// a write (or flush) of it that the client has not taken within it
+	// cuts the connection (see StallGuard). It bounds each write, not the
+	// answer: streams and large downloads go on while the client reads.
+	// Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// Grace is how long a shutdown waits for requests in flight (running
 	// cells) to finish before cutting them off. Default DefaultGrace.
 	Grace time.Duration
@@ -55,8 +82,15 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultMaxBody = 32 << 20
-	DefaultGrace   = 30 * time.Second
+	DefaultMaxBody           = 32 << 20
+	DefaultGrace             = 30 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultBodyTimeout       = 30 * time.Second
+	DefaultBodyMinRate       = 1 << 10
+	DefaultWriteTimeout      = time.Minute
+	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultMaxConnections    = 4096
 )
 
 // ErrShutdown is the cause with which the contexts of the requests still
@@ -102,6 +136,24 @@ func New(opts Options) (*Server, error) {
 	if opts.Grace <= 0 {
 		opts.Grace = DefaultGrace
 	}
+	if opts.ReadHeaderTimeout <= 0 {
+		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
 	}
@@ -121,7 +173,7 @@ func New(opts Options) (*Server, error) {
 	if err := s.mount(mux); err != nil {
 		return nil, err
 	}
-	s.handler = s.outer(mux)
+	s.handler = StallGuard(s.outer(mux), opts.WriteTimeout)
 	return s, nil
 }
 
@@ -259,7 +311,12 @@ func tagged(surface string, h http.Handler) http.Handler {
 	})
 }
 
-// outer wraps every request: its id, the body cap, recovery from a
+// Bodies are the rules every request's body is read under.
+func (s *Server) Bodies() BodyRules {
+	return BodyRules{MaxBytes: s.opts.MaxBody, Timeout: s.opts.BodyTimeout, MinRate: s.opts.BodyMinRate}
+}
+
+// outer wraps every request: its id, the body's cap and deadlines, recovery from a
 // handler's panic, the log line and the metrics.
 func (s *Server) outer(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -268,9 +325,7 @@ func (s *Server) outer(mux *http.ServeMux) http.Handler {
 		w.Header().Set("X-Request-Id", info.id)
 		sw := &statusWriter{ResponseWriter: w}
 		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(sw, r.Body, s.opts.MaxBody)
-		}
+		r = s.Bodies().guard(sw, w, r)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -497,8 +552,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cutOff(nil)
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
@@ -508,6 +564,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.opts.Logger.Info("serving", "addr", ln.Addr().String(), "insecure_local", s.opts.InsecureLocal)
 	errc := make(chan error, 1)
+	ln = LimitConnections(ln, s.opts.MaxConnections, func() {
+		s.opts.Logger.Warn("connection refused: the server holds server.max_connections already", "max", s.opts.MaxConnections)
+	})
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:

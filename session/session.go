@@ -187,6 +187,10 @@ type Session struct {
 	// its first trimmed cells were dropped (see keepHistory). Under mu.
 	historyBytes int64
 	trimmed      int
+
+	// spool is held by the upload being spooled (see UploadFrom); made
+	// on first use, under mu.
+	spool chan struct{}
 }
 
 // New creates a session in a fresh sandbox of rt and starts its interpreter.

@@ -72,9 +72,24 @@ only and a request without a key is the "default" tenant's (the CLI's records).
 Every setting (flag, configuration key, default):
   --addr               server.addr               127.0.0.1:8080 ($CODERUN_ADDR)
   --insecure-local     server.insecure_local     false
-  --max-body           server.max_body           32MiB: a larger request body answers 413
+  --max-body           server.max_body           32MiB: a larger request body answers 413 (a file
+                                                 uploaded is bounded by its workspace's size instead)
   --grace              server.grace              30s: on SIGINT/SIGTERM, running cells may finish
                                                  this long before they are cut off
+  (none)               server.read_header_timeout  10s: a client sending its request's headers
+                                                 slower is cut off
+  (none)               server.max_connections    4096 connections open at once per listener; one
+                                                 beyond is closed at once
+  (none)               server.max_header_bytes   64KiB: larger request headers answer 431
+  (none)               server.body_timeout       30s: the longest a request's body may pause
+  (none)               server.body_min_rate      1KiB: bytes per second a body must average after
+                                                 its first body_timeout (0: none); a slower body
+                                                 is cut off (408). Neither bounds a long cell or
+                                                 a stream of events: they bound sending a request
+  (none)               server.idle_timeout       2m: a kept-alive connection idle this long is closed
+  (none)               server.write_timeout      1m: a client that leaves its answer unread this long
+                                                 (a stream it asked for and never reads) is cut
+                                                 off, its cell interrupted; a slow reader is not
   --tenant-sessions    server.tenant_sessions    20 sessions open at once per tenant (0: no bound)
   --tenant-executions  server.tenant_executions  8 executions running at once per tenant
   --tenant-rate        server.tenant_rate        1000 requests per second per tenant

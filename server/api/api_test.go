@@ -267,7 +267,7 @@ func TestAuthRequired(t *testing.T) {
 // TestBadInput: each bad request gets its 4xx and a JSON error, nothing
 // is created, and the server keeps serving.
 func TestBadInput(t *testing.T) {
-	h := newHarness(t, map[string]string{"server.max_body": "64KiB"})
+	h := newHarness(t, map[string]string{"server.max_body": "64KiB", "session.workspace_size": "1MiB"})
 	s := h.createSession(aliceKey, nil)
 	big := `{"code": "` + strings.Repeat("x", 70<<10) + `"}`
 	for _, c := range []struct {
@@ -311,7 +311,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown file", "GET", "/v1/sessions/{id}/files/{path}", []string{s.ID, "nope.txt"}, nil, nil, 404, "not_found"},
 		{"download with ..", "GET", "/v1/sessions/{id}/files/{path}", []string{s.ID, "a/%2e%2e/%2e%2e/etc/passwd"}, nil, nil, 400, "bad_request"},
 		{"upload with ..", "PUT", "/v1/sessions/{id}/files/{path}", []string{s.ID, "%2e%2e/x"}, nil, []byte("x"), 400, "bad_request"},
-		{"oversized upload", "PUT", "/v1/sessions/{id}/files/{path}", []string{s.ID, "big.bin"}, nil, make([]byte, 70<<10), 413, "too_large"},
+		// A file is bounded by the workspace (1 MiB), not the body cap.
+		{"oversized upload", "PUT", "/v1/sessions/{id}/files/{path}", []string{s.ID, "big.bin"}, nil, make([]byte, 2<<20), 413, "too_large"},
 		{"upload mode", "PUT", "/v1/sessions/{id}/files/{path}?mode=999", []string{s.ID, "x"}, nil, []byte("x"), 400, "bad_request"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,9 +3,9 @@ package api
 import (
 	"bytes"
 	"errors"
-	"io"
 	"io/fs"
 	"net/http"
+	"path"
 	"strconv"
 
 	"github.com/coderun/coderun/sandbox"
@@ -49,18 +49,21 @@ func (a *API) download(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	data, _, err := s.Download(p, s.Config().Limits.WorkspaceBytes)
+	f, err := s.OpenFile(r.Context(), p)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
-	_, _ = w.Write(data)
+	defer f.Close()
+	if err := server.SendFile(w, f, f.Size, path.Base(p), f.ModTime); err != nil {
+		a.opts.Logger.Warn("download cut off", "request_id", server.RequestID(r.Context()), "path", p, "error", err.Error())
+	}
 }
 
 // upload writes the body into the workspace at the path; ?mode=0755 sets
-// its permission bits (default 0644).
+// its permission bits (default 0644). The body streams into the
+// workspace: it is bounded by the session's workspace size (413 beyond),
+// not by the server's cap on request bodies.
 func (a *API) upload(w http.ResponseWriter, r *http.Request) {
 	s, ok := a.session(w, r)
 	if !ok {
@@ -79,21 +82,26 @@ func (a *API) upload(w http.ResponseWriter, r *http.Request) {
 		}
 		mode = fs.FileMode(v)
 	}
-	var buf bytes.Buffer
-	if _, err := io.Copy(&buf, r.Body); err != nil {
+	limit := s.Config().Limits.WorkspaceBytes
+	if r.ContentLength > limit {
+		server.WriteError(w, http.StatusRequestEntityTooLarge, server.CodeTooLarge, "the file ("+sandbox.FormatBytes(r.ContentLength)+") is larger than the session's workspace ("+sandbox.FormatBytes(limit)+")")
+		return
+	}
+	server.RaiseBodyLimit(r, limit)
+	n, err := s.UploadFrom(r.Context(), p, r.Body, r.ContentLength, mode)
+	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			server.WriteError(w, http.StatusRequestEntityTooLarge, server.CodeTooLarge, "the file is larger than the server's body limit of "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
-			return
+		switch {
+		case errors.As(err, &tooBig):
+			server.WriteError(w, http.StatusRequestEntityTooLarge, server.CodeTooLarge, "the file is larger than the session's workspace ("+sandbox.FormatBytes(tooBig.Limit)+")")
+		case errors.Is(err, server.ErrSlowBody):
+			server.WriteError(w, http.StatusRequestTimeout, server.CodeBadRequest, err.Error())
+		default:
+			writeErr(w, err)
 		}
-		badRequest(w, "read the body: "+err.Error())
 		return
 	}
-	if err := s.Upload(p, buf.Bytes(), mode); err != nil {
-		writeErr(w, err)
-		return
-	}
-	server.WriteJSON(w, http.StatusCreated, map[string]any{"path": p, "size": buf.Len(), "mode": uint32(mode)})
+	server.WriteJSON(w, http.StatusCreated, map[string]any{"path": p, "size": n, "mode": uint32(mode)})
 }
 
 func (a *API) notebook(w http.ResponseWriter, r *http.Request) {

@@ -25,6 +25,8 @@ func Doc() *server.APIDoc {
 				out[c] = server.ErrorResponse("The path names the wrong kind of file: a directory to download or to write over, or a file where a directory must be.")
 			case "413":
 				out[c] = server.ErrorResponse("The request body is larger than the server's cap.")
+			case "408":
+				out[c] = server.ErrorResponse("The request body was sent too slowly (see server.body_timeout and server.body_min_rate).")
 			case "415":
 				out[c] = server.ErrorResponse("The body is not application/json.")
 			case "503":
@@ -83,13 +85,13 @@ func Doc() *server.APIDoc {
 				with(errs("404"), "200", server.JSONResponse("The files.", "FileList")))},
 			"/v1/sessions/{id}/files/{path}": map[string]any{
 				"get": map[string]any{"summary": "Download a regular file of the workspace.", "tags": []any{"sessions"}, "parameters": []any{id, path},
-					"responses": with(errs("404", "409"), "200", map[string]any{"description": "The file's bytes.",
+					"responses": with(errs("404", "409", "413"), "200", map[string]any{"description": "The file's bytes, streamed from the workspace, with its Content-Length, Content-Disposition and Last-Modified; if the file changes or vanishes while it is read, the body ends short of its Content-Length.",
 						"content": map[string]any{"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}}}})},
-				"put": map[string]any{"summary": "Upload a file into the workspace (replacing one of that path).", "tags": []any{"sessions"},
+				"put": map[string]any{"summary": "Upload a file into the workspace (replacing one of that path), streamed: bounded by the session's workspace size (413 beyond), not by the server's cap on bodies.", "tags": []any{"sessions"},
 					"parameters": []any{id, path, map[string]any{"name": "mode", "in": "query", "required": false, "description": "Octal permission bits (default 0644).",
 						"schema": map[string]any{"type": "string", "pattern": "^0?[0-7]{1,3}$"}}},
 					"requestBody": map[string]any{"required": true, "content": map[string]any{"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}}}},
-					"responses":   with(errs("404", "409", "413"), "201", server.JSONResponse("Written.", "Upload"))},
+					"responses":   with(errs("404", "408", "409", "413"), "201", server.JSONResponse("Written.", "Upload"))},
 			},
 			"/v1/sessions/{id}/notebook": map[string]any{"get": sessionOp("Export the session as a Jupyter notebook (nbformat 4).",
 				with(errs("404"), "200", map[string]any{"description": "The notebook.",

@@ -15,7 +15,9 @@ import (
 
 // TestOversizedAndHostileBodies: bodies past the operator's cap (1 MiB
 // here) on every listener and every route that reads one answer 413 —
-// the E2B debug listeners too, which had no cap; JSON nested 200,000
+// the E2B debug listeners too, which had no cap; files uploaded (streamed
+// into the workspace, so bounded by it instead) past the workspace's 32
+// MiB answer 413 too; JSON nested 200,000
 // deep, a gzip bomb sent with Content-Encoding where the route does not
 // decode it, and one where it does (E2B's /files), are refused without
 // the server taking the bomb's size in memory; the server keeps serving.
@@ -34,17 +36,29 @@ func TestOversizedAndHostileBodies(t *testing.T) {
 		{method: "POST", url: tg.url + "/v1/exec", key: aliceKey, header: map[string]string{"Content-Type": "application/json"}},
 		{method: "POST", url: tg.url + "/v1/sessions", key: aliceKey, header: map[string]string{"Content-Type": "application/json"}},
 		{method: "POST", url: tg.url + "/v1/sessions/" + id + "/execute", key: aliceKey, header: map[string]string{"Content-Type": "application/json"}},
-		{method: "PUT", url: tg.url + "/v1/sessions/" + id + "/files/big.txt", key: aliceKey},
 		{method: "POST", url: tg.url + "/v1/jobs", key: aliceKey, header: map[string]string{"Content-Type": "application/json"}},
 		{method: "POST", url: tg.url + "/run_code", key: aliceKey, header: map[string]string{"Content-Type": "application/json"}},
 		{method: "POST", url: tg.url + "/execute", header: e2b("49999", map[string]string{"Content-Type": "application/json"})},
-		{method: "POST", url: tg.url + "/files?path=big.txt", header: e2b("49983", map[string]string{"Content-Type": "application/octet-stream"})},
 		{method: "POST", url: tg.interp + "/execute", header: e2b("", map[string]string{"Content-Type": "application/json"})},
-		{method: "POST", url: tg.envd + "/files?path=big.txt", header: e2b("", map[string]string{"Content-Type": "application/octet-stream"})},
 	} {
 		r.body = big
 		if a := tg.do(t, r); a.status != http.StatusRequestEntityTooLarge {
 			t.Errorf("2 MiB to %s %s: %s (want 413)", r.method, r.url, a)
+		}
+	}
+	huge := strings.Repeat(" ", 33<<20)
+	for _, r := range []req{
+		{method: "PUT", url: tg.url + "/v1/sessions/" + id + "/files/big.txt", key: aliceKey},
+		{method: "POST", url: tg.url + "/files?path=big.txt", header: e2b("49983", map[string]string{"Content-Type": "application/octet-stream"})},
+		{method: "POST", url: tg.envd + "/files?path=big.txt", header: e2b("", map[string]string{"Content-Type": "application/octet-stream"})},
+	} {
+		r.body = huge
+		if a := tg.do(t, r); a.status != http.StatusRequestEntityTooLarge {
+			t.Errorf("33 MiB to %s %s: %s (want 413: more than the workspace)", r.method, r.url, a)
+		}
+		r.body = big
+		if a := tg.do(t, r); a.status >= 300 {
+			t.Errorf("a 2 MiB file to %s %s: %s (want it written: within the workspace)", r.method, r.url, a)
 		}
 	}
 	deep := `{"code": ` + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + `}`

@@ -9,9 +9,9 @@ import (
 	"mime"
 	"net/http"
 	"path"
-	"strings"
 
 	"github.com/coderun/coderun/sandbox"
+	"github.com/coderun/coderun/server"
 	"github.com/coderun/coderun/session"
 )
 
@@ -48,24 +48,22 @@ func (s *Service) readFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess := b.primary.sess
-	data, truncated, err := sess.Download(rel, fileLimit(sess))
+	f, err := sess.OpenFile(r.Context(), rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("path '%s' does not exist", sandboxPath(rel)))
 		return
-	case errors.Is(err, sandbox.ErrInvalid):
-		writeJSONError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, sandbox.ErrTooLarge):
+		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than the workspace's size", sandboxPath(rel)))
 		return
 	case err != nil:
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
-	case truncated:
-		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than the workspace's size", sandboxPath(rel)))
-		return
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(rel)}))
-	_, _ = w.Write(data)
+	defer f.Close()
+	// Streamed: a file is at most the workspace's size, and never held
+	// whole here.
+	_ = server.SendFile(w, f, f.Size, path.Base(rel), f.ModTime)
 }
 
 type writtenFile struct {
@@ -82,10 +80,15 @@ func (s *Service) writeFiles(w http.ResponseWriter, r *http.Request) {
 	b := boxFrom(r.Context())
 	sess := b.primary.sess
 	limit := fileLimit(sess)
-	r.Body = http.MaxBytesReader(w, r.Body, limit+1<<20)
+	// The request is bounded by the workspace (and a multipart body's
+	// framing), not by the server's cap on bodies: files stream into the
+	// workspace.
+	if !server.RaiseBodyLimit(r, limit+1<<20) {
+		r.Body = http.MaxBytesReader(w, r.Body, limit+1<<20)
+	}
 	queryPath := r.URL.Query().Get("path")
 	var written []writtenFile
-	put := func(p string, body io.Reader) error {
+	put := func(p string, body io.Reader, size int64) error {
 		rel, err := workspacePath(p)
 		if err != nil {
 			return err
@@ -93,14 +96,7 @@ func (s *Service) writeFiles(w http.ResponseWriter, r *http.Request) {
 		if rel == "" {
 			return fmt.Errorf("%s is a directory", sandboxPath(rel))
 		}
-		data, err := io.ReadAll(io.LimitReader(body, limit+1))
-		if err != nil {
-			return fmt.Errorf("read %s: %w", p, err)
-		}
-		if int64(len(data)) > limit {
-			return fmt.Errorf("%s is larger than the workspace's size", p)
-		}
-		if err := sess.Upload(rel, data, 0o644); err != nil {
+		if _, err := sess.UploadFrom(r.Context(), rel, body, size, 0o644); err != nil {
 			return err
 		}
 		written = append(written, writtenFile{Path: sandboxPath(rel), Name: path.Base(rel), Type: "file"})
@@ -115,6 +111,7 @@ func (s *Service) writeFiles(w http.ResponseWriter, r *http.Request) {
 		err = errors.New(`a raw upload needs the "path" query parameter`)
 	default:
 		var body io.Reader = r.Body
+		size := r.ContentLength // -1: unknown, spooled first
 		switch enc := r.Header.Get("Content-Encoding"); enc {
 		case "", "identity":
 		case "gzip":
@@ -124,18 +121,18 @@ func (s *Service) writeFiles(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			defer zr.Close()
-			body = zr
+			body, size = zr, -1
 		default:
 			err = fmt.Errorf("content encoding %q is not supported (gzip is)", enc)
 		}
 		if err == nil {
-			err = put(queryPath, body)
+			err = put(queryPath, body, size)
 		}
 	}
 	if err != nil {
 		status := http.StatusBadRequest
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) || strings.Contains(err.Error(), "larger than") {
+		if errors.As(err, &tooLarge) || errors.Is(err, sandbox.ErrTooLarge) {
 			status = http.StatusRequestEntityTooLarge
 		}
 		writeJSONError(w, status, err.Error())
@@ -148,7 +145,7 @@ func (s *Service) writeFiles(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, written)
 }
 
-func readMultipart(r *http.Request, boundary, queryPath string, put func(string, io.Reader) error) error {
+func readMultipart(r *http.Request, boundary, queryPath string, put func(string, io.Reader, int64) error) error {
 	if boundary == "" {
 		return errors.New("multipart body without a boundary")
 	}
@@ -179,7 +176,7 @@ func readMultipart(r *http.Request, boundary, queryPath string, put func(string,
 			part.Close()
 			return errors.New(`a multipart file without a path: give the "path" query parameter or the part's file name`)
 		}
-		err = put(p, part)
+		err = put(p, part, -1) // a part's length is known once it is read
 		part.Close()
 		if err != nil {
 			return err

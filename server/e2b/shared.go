@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/coderun/coderun/sandbox"
 )
@@ -35,3 +36,22 @@ func (s sharedSandbox) Start(ctx context.Context, prog sandbox.Program) (sandbox
 
 // Close leaves the sandbox to its box.
 func (s sharedSandbox) Close() error { return nil }
+
+// PutArchive and GetArchive are the sandbox's own (sandbox.Archiver), so
+// that the sessions over the view stream files in and out of the
+// workspace rather than hold them whole.
+func (s sharedSandbox) PutArchive(ctx context.Context, r io.Reader) error {
+	ar, ok := s.Sandbox.(sandbox.Archiver)
+	if !ok {
+		return fmt.Errorf("%w: this runtime's sandboxes do not move tar streams", errors.ErrUnsupported)
+	}
+	return ar.PutArchive(ctx, r)
+}
+
+func (s sharedSandbox) GetArchive(ctx context.Context, paths []string) (io.ReadCloser, error) {
+	ar, ok := s.Sandbox.(sandbox.Archiver)
+	if !ok {
+		return nil, fmt.Errorf("%w: this runtime's sandboxes do not move tar streams", errors.ErrUnsupported)
+	}
+	return ar.GetArchive(ctx, paths)
+}
