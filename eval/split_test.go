@@ -279,11 +279,13 @@ func TestRustSolutionFailuresSayWhy(t *testing.T) {
 		"panics":        "the solution panicked in greatest_common_divisor: gcd refused (at main.rs:",
 		"dies":          "the solution's process ended",
 		"answers a str": "sent something else than a well-formed value",
+		"is wrong":      "panicked at",
 	}
 	var its []Item
 	for name, code := range map[string]string{
-		"panics": "    panic!(\"gcd refused\");\n}\n",
-		"dies":   "    std::process::exit(7);\n}\n",
+		"panics":   "    panic!(\"gcd refused\");\n}\n",
+		"dies":     "    std::process::exit(7);\n}\n",
+		"is wrong": "    return a + b;\n}\n",
 		"answers a str": "    use std::io::Write;\n    use std::os::unix::io::FromRawFd;\n" +
 			"    let _ = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(4) }).write_all(b\"R3:abc\\n\");\n    std::process::exit(0);\n}\n",
 	} {
@@ -296,6 +298,7 @@ func TestRustSolutionFailuresSayWhy(t *testing.T) {
 	if err := Run(context.Background(), rt, Feed(its...), lim, func(v Verdict) error { got[v.ID] = v; return nil }); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("a wrong answer: %s", got["is wrong"].Error)
 	for name, msg := range want {
 		if v := got[name]; v.Status != Failed || !strings.Contains(v.Error, msg) {
 			t.Errorf("%s: %s %q, want failed with %q\n%s", name, v.Status, v.Error, msg, v.Stderr)

@@ -80,6 +80,9 @@ func judge(v *Verdict, res *sandbox.Result, marker string) {
 			v.Status = Failed
 			v.Error, v.Line = exceptionOf(res.Stderr)
 			if v.Error == "" {
+				v.Error = panicOf(res.Stdout)
+			}
+			if v.Error == "" {
 				v.Error = fmt.Sprintf("exited with code %d", res.ExitCode)
 			}
 			if strings.HasPrefix(v.Error, "MemoryError") {
@@ -107,6 +110,29 @@ func judge(v *Verdict, res *sandbox.Result, marker string) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// panicOf is the first panic a test harness reported on its standard
+// output, as rustc's does for a failed #[test] (it captures what a test
+// prints, the panic's message included, and prints it in its failures):
+// the "thread '…' panicked at …" line and the lines of its message after
+// it, up to a blank one, on one line; "" when there is none.
+func panicOf(stdout string) string {
+	ls := strings.Split(stdout, "\n")
+	for i, l := range ls {
+		if !strings.HasPrefix(l, "thread '") || !strings.Contains(l, "' panicked at ") {
+			continue
+		}
+		msg := []string{strings.TrimSpace(l)}
+		for _, m := range ls[i+1 : min(len(ls), i+5)] {
+			if strings.TrimSpace(m) == "" || strings.HasPrefix(m, "note: ") {
+				break
+			}
+			msg = append(msg, strings.TrimSpace(m))
+		}
+		return clip(strings.Join(msg, " "), maxErrorLen)
+	}
+	return ""
+}
 
 // exceptionOf finds, in a Python program's standard error, the exception
 // that ended it: the exception line of the last traceback ("ValueError:

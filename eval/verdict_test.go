@@ -146,3 +146,19 @@ func TestTailAndClip(t *testing.T) {
 		t.Errorf("tail should start at a line: %q", got)
 	}
 }
+
+// TestPanicOf: a failed Rust test's reason comes from the harness's
+// report on stdout, in the panic formats of old and new rustc.
+func TestPanicOf(t *testing.T) {
+	for out, want := range map[string]string{
+		"running 1 test\ntest tests::t ... FAILED\n\nfailures:\n\n---- tests::t stdout ----\n" +
+			"thread 'tests::t' panicked at 'assertion failed: `(left == right)`\n  left: `4`,\n right: `1`', main.rs:20:9\n" +
+			"note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n": "thread 'tests::t' panicked at 'assertion failed: `(left == right)` left: `4`, right: `1`', main.rs:20:9",
+		"thread 'tests::t' panicked at main.rs:20:9:\nassertion `left == right` failed\n  left: 4\n right: 1\n\nfailures:\n": "thread 'tests::t' panicked at main.rs:20:9: assertion `left == right` failed left: 4 right: 1",
+		"test result: FAILED. 0 passed; 1 failed\n": "",
+	} {
+		if got := panicOf(out); got != want {
+			t.Errorf("panicOf(%q) = %q, want %q", out, got, want)
+		}
+	}
+}
