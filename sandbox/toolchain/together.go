@@ -37,7 +37,12 @@ import (
 //
 // The host splits each stream at its marker: what comes before is the
 // compile step's output, what comes after the run step's, each bounded by
-// its own OutputBytes. It bounds each step's wall and CPU time itself
+// its own OutputBytes. The source cannot know the nonce, but a compiler
+// that runs code of the request's (its compile arguments are the
+// tenant's: gcc -wrapper) can read it in the driver's memory, as the
+// driver's user, and write a marker of its own: it then only moves the
+// rest of its own output to the run step, since the report's time and CPU
+// are bounded by the host's clock and CPU account (twoSteps.compiled). It bounds each step's wall and CPU time itself
 // (the sandbox's CPU accounting, Process.CPUTime), and the driver gives
 // each step its own open-files, processes and (per process, a backstop)
 // CPU rlimits. Memory is the one limit only the sandbox's cgroup holds,
@@ -354,16 +359,49 @@ func (t *twoSteps) compiled(header string) error {
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return fmt.Errorf("compile step's report %q: %w", header, err)
 	}
+	// The report's times bound what the host measured, never more: the
+	// compile step can read the marker (a compiler runs code of the
+	// request's, gcc -wrapper say, as the driver's user, and the driver's
+	// memory is readable) and forge a report of its own, and the run step
+	// is timed from it. Its end is no later than now nor earlier than the
+	// job's start, and its CPU no more than the sandbox had used by now.
+	now := time.Now()
+	if ended.Before(t.start) {
+		ended = t.start
+	}
+	if ended.After(now) {
+		ended = now
+	}
+	cpu := [2]time.Duration{self[0] + children[0], self[1] + children[1]}
+	if used, err := t.p.CPUTime(); err == nil {
+		cpu = capCPU(cpu, used)
+	} else {
+		wall, ncpu := now.Sub(t.launched), time.Duration(runtime.NumCPU())
+		cpu = capCPU(cpu, min(wall, math.MaxInt64/ncpu)*ncpu) // every CPU, all along
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stopped && t.stopStep == compiling {
 		return nil // too late: the compile step was stopped first
 	}
 	t.status, t.ended = status, ended
-	t.compCPU = [2]time.Duration{self[0] + children[0], self[1] + children[1]}
+	t.compCPU = cpu
 	t.step = running
 	close(t.switched)
 	return nil
+}
+
+// capCPU scales user and system time down, in proportion, so that
+// together they are at most most (negative ones count as none).
+func capCPU(cpu [2]time.Duration, most time.Duration) [2]time.Duration {
+	cpu[0], cpu[1] = max(cpu[0], 0), max(cpu[1], 0)
+	sum := cpu[0] + cpu[1]
+	if sum <= most || sum == 0 {
+		return cpu
+	}
+	most = max(most, 0)
+	user := time.Duration(float64(cpu[0]) / float64(sum) * float64(most))
+	return [2]time.Duration{user, most - user}
 }
 
 // stop stops the program for a limit of step, unless it has already
