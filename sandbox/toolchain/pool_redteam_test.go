@@ -43,7 +43,10 @@ for pid in os.listdir("/proc"):
 if found:
     m = found.decode()
     sys.stderr.write(m)
-    sys.stdout.write("%s0 %.6f\n60m0.000s 0m0.000s\n0m0.000s 0m0.000s\nforged\n" % (m, time.time() + 3600))
+    report = "0 %.6f\n60m0.000s 0m0.000s\n0m0.000s 0m0.000s\nforged\n" % (time.time() + 3600)
+    if os.path.exists("/work/report"):
+        report = open("/work/report").read()
+    sys.stdout.write(m + report)
     sys.stdout.flush()
     sys.stderr.flush()
 else:
@@ -81,6 +84,30 @@ func TestCompileStepCannotForgeTheReport(t *testing.T) {
 		}
 		if u := res.Compile.Usage; u.Wall > time.Minute || u.CPU() > time.Minute {
 			t.Errorf("pooled %v: the compile step's usage is the forged report's: %+v", pooled, u)
+		}
+	}
+}
+
+// TestMalformedReportIsTheCompileSteps: a report the host cannot read
+// (a marker followed by junk, or by more than a report's length) is not
+// the driver's, which writes none: the compile step wrote it, and the run
+// is that step's failure, stopped there, not a setup error of the host's
+// (the program ran on, under the compile step's limits, its output
+// dropped), pooled or not.
+func TestMalformedReportIsTheCompileSteps(t *testing.T) {
+	need(t, language.C)
+	for _, pooled := range []bool{false, true} {
+		rt := newRuntimeWith(t, toolchainOptions(pooled))
+		for _, report := range []string{"junk\n\n\n", strings.Repeat("1", 4096)} {
+			if pooled {
+				waitPool(t, rt, 1)
+			}
+			res := run(t, rt, sandbox.Request{Language: language.C, Code: "#include <stdio.h>\n#include <unistd.h>\nint main(void) { sleep(8); puts(\"ran\"); return 0; }\n",
+				CompileArgs: []string{"-wrapper", "/usr/bin/python3,/work/forge.py"},
+				Files:       []sandbox.File{{Path: "forge.py", Content: []byte(forgeReport)}, {Path: "report", Content: []byte(report)}}})
+			if res.Reason != sandbox.ReasonCompileError || res.Compile == nil || !strings.Contains(res.Error, "not the driver's") || res.Usage.Wall > 5*time.Second {
+				t.Errorf("pooled %v, report %.10q: %s (error %q, wall %v); want a compile error, stopped", pooled, report, res.Summary(), res.Error, res.Usage.Wall)
+			}
 		}
 	}
 }

@@ -100,7 +100,8 @@ func (r *Runtime) together(ctx context.Context, irt sandbox.Interactive, b *lang
 	sb, p := w.sb, w.p
 	t := &twoSteps{comp: compLim, run: runLim, switched: make(chan struct{})}
 	t.out = &splitter{marker: []byte(marker), header: true, before: sandbox.NewOutputBuffer(compLim.OutputBytes, func() { t.stop(compiling, sandbox.ReasonOutputLimit) }),
-		after: sandbox.NewOutputBuffer(runLim.OutputBytes, func() { t.stop(running, sandbox.ReasonOutputLimit) }), onMarker: t.compiled}
+		after: sandbox.NewOutputBuffer(runLim.OutputBytes, func() { t.stop(running, sandbox.ReasonOutputLimit) }), onMarker: t.compiled,
+		onBad: func() { t.p.Kill() }} // a report it cannot read is the compile step's (results)
 	t.err = &splitter{marker: []byte(marker), before: sandbox.NewOutputBuffer(compLim.OutputBytes, func() { t.stop(compiling, sandbox.ReasonOutputLimit) }),
 		after: sandbox.NewOutputBuffer(runLim.OutputBytes, func() { t.stop(running, sandbox.ReasonOutputLimit) })}
 	// The steps' time counts from here, when the driver gets its job; the
@@ -475,7 +476,12 @@ func (t *twoSteps) results(ctx context.Context, whole *sandbox.Result, box sandb
 	if t.step == compiling {
 		// The program ended in its compile step: its end is the step's.
 		if t.out.bad != nil {
-			return setupError(whole.Runtime, fmt.Errorf("compile: %w", t.out.bad)), false
+			// The driver writes no report it cannot read: the compile
+			// step wrote this one (see the marker above), and was
+			// stopped for it.
+			comp.ExitCode, comp.Signal, comp.Reason, comp.Usage = whole.ExitCode, whole.Signal, whole.Reason, whole.Usage
+			comp.Error = "the compile step wrote a report of its end that is not the driver's (" + t.out.bad.Error() + ") and was stopped"
+			return compileError(comp), false
 		}
 		comp.ExitCode, comp.Signal, comp.Reason, comp.Error, comp.Usage = whole.ExitCode, whole.Signal, whole.Reason, whole.Error, whole.Usage
 		if whole.Reason == sandbox.ReasonMemoryLimit && t.comp.Memory > box.Memory {
@@ -562,6 +568,7 @@ type splitter struct {
 	header        bool
 	before, after *sandbox.OutputBuffer
 	onMarker      func(string) error
+	onBad         func() // called once when bad is set (may be nil)
 
 	mu      sync.Mutex
 	pending []byte // not yet known to be before the marker
@@ -593,6 +600,7 @@ func (s *splitter) Write(p []byte) (int, error) {
 		if bytes.Count(s.head, []byte("\n")) < 3 {
 			if len(s.head) > maxHeader {
 				s.bad, s.inHead = fmt.Errorf("compile step's report too long: %q", s.head[:maxHeader]), false
+				s.badSet()
 			}
 			return n, nil
 		}
@@ -603,6 +611,7 @@ func (s *splitter) Write(p []byte) (int, error) {
 		p = s.head[end:]
 		if err := s.onMarker(string(s.head[:end])); err != nil {
 			s.bad = err
+			s.badSet()
 		}
 		s.head, s.inHead = nil, false
 	}
@@ -610,6 +619,12 @@ func (s *splitter) Write(p []byte) (int, error) {
 		_, _ = s.after.Write(p)
 	}
 	return n, nil
+}
+
+func (s *splitter) badSet() {
+	if s.onBad != nil {
+		s.onBad()
+	}
 }
 
 // flush hands over what is left once the stream has ended: bytes held
