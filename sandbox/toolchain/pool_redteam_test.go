@@ -162,3 +162,16 @@ for p in /proc/[0-9]*; do printf '%s ' "$(tr '\0' ' ' < $p/cmdline)"; echo; done
 	}
 	t.Logf("second run:\n%s", second.Stdout)
 }
+
+// TestPooledCompileErrorSaysPooled: a run whose compile step failed in a
+// pooled sandbox says it was pooled (the server's metrics count pooled
+// starts by it), as a run that compiled does.
+func TestPooledCompileErrorSaysPooled(t *testing.T) {
+	need(t, language.C)
+	rt := newRuntimeWith(t, toolchain.Options{Pool: 1})
+	waitPool(t, rt, 1)
+	res := run(t, rt, sandbox.Request{Language: language.C, Code: "int main(void) { return x; }\n"})
+	if res.Reason != sandbox.ReasonCompileError || !res.Pooled || res.Compile == nil || !res.Compile.Pooled {
+		t.Errorf("%s: pooled %v (compile step: %+v)", res.Summary(), res.Pooled, res.Compile)
+	}
+}
