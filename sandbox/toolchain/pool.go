@@ -25,9 +25,17 @@ import (
 // took it: a sandbox's set-up costs as much CPU as a small compile, and on
 // a busy host, made beside the run, it would slow the very run the pool
 // was to speed up. At most size sandboxes are made or waiting at once.
+//
+// Some runtimes (gvisor, docker) count a program's wall time from its
+// start, and a pooled driver starts before its run: a sandbox made under
+// box alone, having waited longer than the run's own limits, was stopped
+// the moment a run took it. So a sandbox is made with maxAge more wall
+// time than box (the host's watch still holds each step to its own), and
+// one that has waited longer than maxAge is replaced, never taken.
 type pool struct {
-	irt sandbox.Interactive
-	box sandbox.Limits // what runs are matched against: the default steps'
+	irt    sandbox.Interactive
+	box    sandbox.Limits // what runs are matched against: the default steps'
+	maxAge time.Duration  // the longest a sandbox waits to be taken
 	// room holds a token for each sandbox the pool may make: size at
 	// first, one more each time a run that took one ends.
 	room   chan struct{}
@@ -36,14 +44,18 @@ type pool struct {
 	wg     sync.WaitGroup
 }
 
+// poolMaxAge is how long a pooled sandbox waits at most (see pool).
+const poolMaxAge = 2 * time.Minute
+
 func newPool(irt sandbox.Interactive, size int) *pool {
-	return newPoolOf(irt, size, boxLimits(sandbox.DefaultCompileLimits, sandbox.DefaultLimits))
+	return newPoolOf(irt, size, boxLimits(sandbox.DefaultCompileLimits, sandbox.DefaultLimits), poolMaxAge)
 }
 
-// newPoolOf is a pool of size sandboxes for runs that fit box.
-func newPoolOf(irt sandbox.Interactive, size int, box sandbox.Limits) *pool {
+// newPoolOf is a pool of size sandboxes for runs that fit box, each
+// waiting at most maxAge.
+func newPoolOf(irt sandbox.Interactive, size int, box sandbox.Limits, maxAge time.Duration) *pool {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &pool{irt: irt, box: box, room: make(chan struct{}, size), ready: make(chan *waiting, size), cancel: cancel}
+	p := &pool{irt: irt, box: box, maxAge: maxAge, room: make(chan struct{}, size), ready: make(chan *waiting, size), cancel: cancel}
 	for range size {
 		p.room <- struct{}{}
 	}
@@ -72,7 +84,9 @@ func (p *pool) fill(ctx context.Context) {
 			return
 		case <-p.room:
 		}
-		w, err := startProgram(ctx, p.irt, p.box, nil, nil, nil, waitDriver)
+		made := p.box
+		made.WallTime += p.maxAge
+		w, err := startProgram(ctx, p.irt, made, nil, nil, nil, waitDriver)
 		if err != nil {
 			p.room <- struct{}{} // the token taken: there is still room
 			select {
@@ -97,13 +111,20 @@ func (p *pool) release() {
 	}
 }
 
-// take returns a ready sandbox, or nil when none is waiting.
+// take returns a ready sandbox, or nil when none is waiting; one that has
+// waited past maxAge is closed (the pool makes another) and not taken.
 func (p *pool) take() *waiting {
-	select {
-	case w := <-p.ready:
-		return w
-	default:
-		return nil
+	for {
+		select {
+		case w := <-p.ready:
+			if time.Since(w.launched) > p.maxAge {
+				w.close()
+				continue
+			}
+			return w
+		default:
+			return nil
+		}
 	}
 }
 

@@ -122,7 +122,7 @@ func compileError(c *sandbox.Result) *sandbox.Result {
 	res := &sandbox.Result{
 		Stdout: c.Stdout, Stderr: c.Stderr, StdoutTruncated: c.StdoutTruncated, StderrTruncated: c.StderrTruncated,
 		ExitCode: c.ExitCode, Signal: c.Signal, Reason: sandbox.ReasonCompileError, Usage: c.Usage,
-		Compile: c, Runtime: c.Runtime,
+		Compile: c, Runtime: c.Runtime, Pooled: c.Pooled,
 	}
 	switch c.Reason {
 	case sandbox.ReasonExited:

@@ -37,7 +37,12 @@ import (
 //
 // The host splits each stream at its marker: what comes before is the
 // compile step's output, what comes after the run step's, each bounded by
-// its own OutputBytes. It bounds each step's wall and CPU time itself
+// its own OutputBytes. The source cannot know the nonce, but a compiler
+// that runs code of the request's (its compile arguments are the
+// tenant's: gcc -wrapper) can read it in the driver's memory, as the
+// driver's user, and write a marker of its own: it then only moves the
+// rest of its own output to the run step, since the report's time and CPU
+// are bounded by the host's clock and CPU account (twoSteps.compiled). It bounds each step's wall and CPU time itself
 // (the sandbox's CPU accounting, Process.CPUTime), and the driver gives
 // each step its own open-files, processes and (per process, a backstop)
 // CPU rlimits. Memory is the one limit only the sandbox's cgroup holds,
@@ -95,7 +100,8 @@ func (r *Runtime) together(ctx context.Context, irt sandbox.Interactive, b *lang
 	sb, p := w.sb, w.p
 	t := &twoSteps{comp: compLim, run: runLim, switched: make(chan struct{})}
 	t.out = &splitter{marker: []byte(marker), header: true, before: sandbox.NewOutputBuffer(compLim.OutputBytes, func() { t.stop(compiling, sandbox.ReasonOutputLimit) }),
-		after: sandbox.NewOutputBuffer(runLim.OutputBytes, func() { t.stop(running, sandbox.ReasonOutputLimit) }), onMarker: t.compiled}
+		after: sandbox.NewOutputBuffer(runLim.OutputBytes, func() { t.stop(running, sandbox.ReasonOutputLimit) }), onMarker: t.compiled,
+		onBad: func() { t.p.Kill() }} // a report it cannot read is the compile step's (results)
 	t.err = &splitter{marker: []byte(marker), before: sandbox.NewOutputBuffer(compLim.OutputBytes, func() { t.stop(compiling, sandbox.ReasonOutputLimit) }),
 		after: sandbox.NewOutputBuffer(runLim.OutputBytes, func() { t.stop(running, sandbox.ReasonOutputLimit) })}
 	// The steps' time counts from here, when the driver gets its job; the
@@ -354,16 +360,49 @@ func (t *twoSteps) compiled(header string) error {
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return fmt.Errorf("compile step's report %q: %w", header, err)
 	}
+	// The report's times bound what the host measured, never more: the
+	// compile step can read the marker (a compiler runs code of the
+	// request's, gcc -wrapper say, as the driver's user, and the driver's
+	// memory is readable) and forge a report of its own, and the run step
+	// is timed from it. Its end is no later than now nor earlier than the
+	// job's start, and its CPU no more than the sandbox had used by now.
+	now := time.Now()
+	if ended.Before(t.start) {
+		ended = t.start
+	}
+	if ended.After(now) {
+		ended = now
+	}
+	cpu := [2]time.Duration{self[0] + children[0], self[1] + children[1]}
+	if used, err := t.p.CPUTime(); err == nil {
+		cpu = capCPU(cpu, used)
+	} else {
+		wall, ncpu := now.Sub(t.launched), time.Duration(runtime.NumCPU())
+		cpu = capCPU(cpu, min(wall, math.MaxInt64/ncpu)*ncpu) // every CPU, all along
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stopped && t.stopStep == compiling {
 		return nil // too late: the compile step was stopped first
 	}
 	t.status, t.ended = status, ended
-	t.compCPU = [2]time.Duration{self[0] + children[0], self[1] + children[1]}
+	t.compCPU = cpu
 	t.step = running
 	close(t.switched)
 	return nil
+}
+
+// capCPU scales user and system time down, in proportion, so that
+// together they are at most most (negative ones count as none).
+func capCPU(cpu [2]time.Duration, most time.Duration) [2]time.Duration {
+	cpu[0], cpu[1] = max(cpu[0], 0), max(cpu[1], 0)
+	sum := cpu[0] + cpu[1]
+	if sum <= most || sum == 0 {
+		return cpu
+	}
+	most = max(most, 0)
+	user := time.Duration(float64(cpu[0]) / float64(sum) * float64(most))
+	return [2]time.Duration{user, most - user}
 }
 
 // stop stops the program for a limit of step, unless it has already
@@ -437,7 +476,12 @@ func (t *twoSteps) results(ctx context.Context, whole *sandbox.Result, box sandb
 	if t.step == compiling {
 		// The program ended in its compile step: its end is the step's.
 		if t.out.bad != nil {
-			return setupError(whole.Runtime, fmt.Errorf("compile: %w", t.out.bad)), false
+			// The driver writes no report it cannot read: the compile
+			// step wrote this one (see the marker above), and was
+			// stopped for it.
+			comp.ExitCode, comp.Signal, comp.Reason, comp.Usage = whole.ExitCode, whole.Signal, whole.Reason, whole.Usage
+			comp.Error = "the compile step wrote a report of its end that is not the driver's (" + t.out.bad.Error() + ") and was stopped"
+			return compileError(comp), false
 		}
 		comp.ExitCode, comp.Signal, comp.Reason, comp.Error, comp.Usage = whole.ExitCode, whole.Signal, whole.Reason, whole.Error, whole.Usage
 		if whole.Reason == sandbox.ReasonMemoryLimit && t.comp.Memory > box.Memory {
@@ -524,6 +568,7 @@ type splitter struct {
 	header        bool
 	before, after *sandbox.OutputBuffer
 	onMarker      func(string) error
+	onBad         func() // called once when bad is set (may be nil)
 
 	mu      sync.Mutex
 	pending []byte // not yet known to be before the marker
@@ -555,6 +600,7 @@ func (s *splitter) Write(p []byte) (int, error) {
 		if bytes.Count(s.head, []byte("\n")) < 3 {
 			if len(s.head) > maxHeader {
 				s.bad, s.inHead = fmt.Errorf("compile step's report too long: %q", s.head[:maxHeader]), false
+				s.badSet()
 			}
 			return n, nil
 		}
@@ -565,6 +611,7 @@ func (s *splitter) Write(p []byte) (int, error) {
 		p = s.head[end:]
 		if err := s.onMarker(string(s.head[:end])); err != nil {
 			s.bad = err
+			s.badSet()
 		}
 		s.head, s.inHead = nil, false
 	}
@@ -572,6 +619,12 @@ func (s *splitter) Write(p []byte) (int, error) {
 		_, _ = s.after.Write(p)
 	}
 	return n, nil
+}
+
+func (s *splitter) badSet() {
+	if s.onBad != nil {
+		s.onBad()
+	}
 }
 
 // flush hands over what is left once the stream has ended: bytes held

@@ -76,12 +76,48 @@ func TestReportParsing(t *testing.T) {
 	if err != nil || !e.Equal(time.Unix(1700000000, 250000000)) {
 		t.Errorf("epoch = %v, %v", e, err)
 	}
-	tw := &twoSteps{switched: make(chan struct{})}
+	start := time.Unix(1700000000, 0)
+	tw := &twoSteps{switched: make(chan struct{}), p: cpuProcess{cpu: time.Second}, start: start, launched: start}
 	if err := tw.compiled("0 1700000000.5\n0m0.001s 0m0.000s\n0m0.010s 0m0.002s\n"); err != nil || tw.step != running ||
-		tw.compCPU[0] != 11*time.Millisecond || tw.compCPU[1] != 2*time.Millisecond {
-		t.Errorf("compiled: %v, step %v, cpu %v", err, tw.step, tw.compCPU)
+		tw.compCPU[0] != 11*time.Millisecond || tw.compCPU[1] != 2*time.Millisecond || !tw.ended.Equal(start.Add(500*time.Millisecond)) {
+		t.Errorf("compiled: %v, step %v, cpu %v, ended %v", err, tw.step, tw.compCPU, tw.ended)
 	}
 	if err := (&twoSteps{switched: make(chan struct{})}).compiled("0\n"); err == nil {
 		t.Error("a short report was accepted")
+	}
+}
+
+// cpuProcess is a program that has used cpu.
+type cpuProcess struct {
+	sandbox.Process
+	cpu time.Duration
+}
+
+func (p cpuProcess) CPUTime() (time.Duration, error) { return p.cpu, nil }
+
+// TestReportIsBoundedByTheHost: a compile step's report (which the step
+// can forge: see twoSteps.compiled) cannot end it after the host saw the
+// report, before the job's start, nor give it more CPU than the sandbox
+// used; the CPU it gives is scaled down, user and system in proportion.
+func TestReportIsBoundedByTheHost(t *testing.T) {
+	start := time.Now().Add(-time.Second)
+	for _, c := range []struct {
+		header    string
+		used      time.Duration
+		ended     func(time.Time) bool
+		user, sys time.Duration
+	}{
+		{"0 4102444800.0\n60m0.000s 0m0.000s\n0m0.000s 0m0.000s\n", 300 * time.Millisecond,
+			func(e time.Time) bool { return !e.After(time.Now()) && e.After(start) }, 300 * time.Millisecond, 0},
+		{"0 1.0\n0m3.000s 0m1.000s\n0m0.000s 0m0.000s\n", 400 * time.Millisecond,
+			func(e time.Time) bool { return e.Equal(start) }, 300 * time.Millisecond, 100 * time.Millisecond},
+	} {
+		tw := &twoSteps{switched: make(chan struct{}), p: cpuProcess{cpu: c.used}, start: start, launched: start}
+		if err := tw.compiled(c.header); err != nil {
+			t.Fatalf("%q: %v", c.header, err)
+		}
+		if !c.ended(tw.ended) || tw.compCPU[0] != c.user || tw.compCPU[1] != c.sys {
+			t.Errorf("%q: ended %v (start %v), cpu %v, want %v %v", c.header, tw.ended, start, tw.compCPU, c.user, c.sys)
+		}
 	}
 }

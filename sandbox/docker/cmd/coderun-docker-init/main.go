@@ -35,8 +35,9 @@
 // status, in decimal and a newline, to status, and stays, reaping what the
 // command left, until the host kills the container: the container's cgroup,
 // with its accounting, lives until the host has read it. The init is pid 1
-// of the container's pid namespace, which its processes cannot signal, and
-// not dumpable, so that they cannot trace it or open its descriptors.
+// of the container's pid namespace, which its processes cannot signal (it
+// takes and drops every signal: see dropSignals), and not dumpable, so
+// that they cannot trace it or open its descriptors.
 package main
 
 import (
@@ -45,6 +46,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -165,6 +167,22 @@ func allow(ruleset int, path string, access uint64) error {
 	return nil
 }
 
+// dropSignals takes every signal sent to the init and drops it. The
+// kernel gives pid 1 of a pid namespace only the signals it has a handler
+// for, when its own processes send them, and Go's runtime has a handler
+// for every signal: by default SIGTERM, SIGINT and SIGHUP from the
+// program made the init exit, and SIGQUIT, SIGABRT, SIGSEGV or SIGSYS
+// made it throw, ending the container and its program with it. Its child
+// starts with the default dispositions (a forked child's are reset).
+func dropSignals() {
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs)
+	go func() {
+		for range sigs {
+		}
+	}()
+}
+
 // supervise runs argv as described in the package comment; with
 // directStdin, the command's fd 0 is the named pipe in itself. It returns
 // only on an error before the command started.
@@ -172,6 +190,7 @@ func supervise(dir string, argv []string, directStdin bool) error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl: %w", err)
 	}
+	dropSignals()
 	open := func(name string, flag int) (*os.File, error) {
 		f, err := os.OpenFile(filepath.Join(dir, name), flag, 0)
 		if err != nil {
