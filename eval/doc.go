@@ -132,9 +132,8 @@
 // function named like a command on PATH is not reached. What differs from
 // one shell: each call loads the solution anew (top-level code runs again,
 // its output hidden; a function's changes to variables do not reach the
-// tests); arrays are not shared. What a bash solution can still do: on a
-// kernel without Landlock (before 5.13) read the marker from T's memory
-// through /proc; before 6.12, kill T (the item then fails); read a
+// tests); arrays are not shared. What a bash solution can still do:
+// before 6.12, kill T (the item then fails); read a
 // temporary file T's shell writes for a large here-document in a test (the
 // expected output it holds, not the marker).
 //
@@ -156,8 +155,8 @@
 // errors reach the tests with their class (RangeError…) and message. What
 // differs from one process: arguments are copies (a solution's changes to
 // an array it was given do not reach the tests); callbacks cannot be
-// passed to the solution. What a node solution can still do: on a kernel
-// without Landlock read the marker from T's memory; before 6.12, kill T
+// passed to the solution. What a node solution can still do: before 6.12,
+// kill T
 // (the item then fails); make a test that only checks truthiness
 // (assert.ok(f(x)), console.assert) pass with any object; and, as in one
 // process, a console.assert that fails only prints.
@@ -235,9 +234,8 @@
 // changes to them do not reach the tests), and a Java string that comes
 // back is interned, so that a test comparing a returned argument with ==
 // still holds. U's domain is entered through a few lines of Python, as for
-// the bash and node harnesses; on a kernel without Landlock (before 5.13)
-// U runs without it, and can then read the tests' sources; before 6.12 it
-// can kill T (the item then fails). The cost, in CPU time of all the
+// the bash and node harnesses; before 6.12 it can kill T (the item then
+// fails). The cost, in CPU time of all the
 // item's processes (both steps) and its wall time, medians of problems 0
 // and 13 run as one program and split, interleaved, on a loaded 2-CPU host
 // (BenchmarkHumanEvalXSplit): C++ 382 -> 1110 ms of CPU (two compiles of
@@ -275,6 +273,16 @@
 // prompt and the solution in U, the tests in T with the prompt's other
 // functions, which T defines itself, so that the tests reach only the
 // entry function in U.
+//
+// Split items and the bash and node harnesses keep the solution from
+// the tests by that nested Landlock domain, and so are judged only where
+// the sandboxes have Landlock: where they have none (a kernel before
+// 5.13, or one where Landlock is not among the active security modules,
+// and gVisor, whose kernel does not implement it) the solution's process,
+// the same user as the tests', could read their sources and the harness's
+// memory and make the tests exit 0, so such an item's verdict is an error
+// saying why, asked of the runtime once per Run (confine.go). Python's
+// harness needs no Landlock: its T is non-dumpable.
 //
 // The package knows nothing of terminals or flags; cmd/coderun's eval
 // command is a thin layer over it, and a server can expose Run as it is.

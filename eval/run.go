@@ -103,6 +103,7 @@ func Run(ctx context.Context, rt sandbox.Runtime, items <-chan Item, opts Option
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	verdicts := make(chan Verdict)
+	confined := &confinement{rt: rt}
 	var workers sync.WaitGroup
 	for range n {
 		workers.Add(1)
@@ -119,7 +120,7 @@ func Run(ctx context.Context, rt sandbox.Runtime, items <-chan Item, opts Option
 						return
 					}
 				}
-				v, err := runItem(ctx, rt, &it, opts.Limits)
+				v, err := runItem(ctx, rt, &it, opts.Limits, confined)
 				if err != nil {
 					cancel(err)
 					return
@@ -156,12 +157,23 @@ func Run(ctx context.Context, rt sandbox.Runtime, items <-chan Item, opts Option
 // runItem runs one item. It returns a nil verdict when ctx was cancelled
 // during the run, and an error when the runtime could not run a valid
 // request at all.
-func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox.Limits) (*Verdict, error) {
+func runItem(ctx context.Context, rt sandbox.Runtime, it *Item, defaults sandbox.Limits, confined *confinement) (*Verdict, error) {
 	lang := it.Language
 	if lang == "" {
 		lang = sandbox.Python
 	}
 	v := &Verdict{ID: it.ID, TaskID: it.TaskID, Sample: it.Sample, Hash: it.Hash(), ExitCode: -1}
+	if it.invalid == "" && it.needsLandlock() {
+		why, err := confined.check(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil
+		case err != nil:
+			return nil, err
+		case why != "":
+			it.invalid = why
+		}
+	}
 	switch {
 	case it.invalid != "":
 		v.Status, v.Error, v.Finished = Error, it.invalid, time.Now()
