@@ -20,6 +20,9 @@ func (a *API) runtime(name string) (sandbox.Runtime, error) {
 	}
 	enabled := strings.Join(a.runtimeNames(), ", ")
 	if _, ok := sandbox.Lookup(name); !ok {
+		if len(name) > 64 {
+			name = name[:64] + "…" // a request's name is not echoed whole
+		}
 		return nil, badInput(fmt.Sprintf("unknown runtime %q: this server runs %s", name, enabled))
 	}
 	return nil, badInput(fmt.Sprintf("runtime %q is not enabled on this server: it runs %s (its operator enables runtimes with server.runtimes)", name, enabled))

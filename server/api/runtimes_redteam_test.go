@@ -84,6 +84,9 @@ func TestRuntimeChoiceAsAnAdversary(t *testing.T) {
 			if r.status != 400 {
 				t.Errorf("POST %s with runtime %.40q: %d %.200s; want 400", path, name, r.status, r.body)
 			}
+			if len(r.body) > 1<<10 {
+				t.Errorf("POST %s with runtime %.40q: a %d-byte answer echoes the name whole", path, name, len(r.body))
+			}
 		}
 	}
 	var list struct{ Sessions []runtimeSession }
