@@ -72,6 +72,34 @@ func cgroupMounts() (map[string]string, bool, error) {
 	return out, false, nil
 }
 
+// cgroupRoots returns the mount point of every cgroup hierarchy (v1 and
+// v2): runsc makes a box's groups in all of them (in those but the box's,
+// below the runtime's owner group, which it makes and leaves there when it
+// removes its own).
+func cgroupRoots() []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
+			continue
+		}
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) < 5 || len(g) < 1 || (g[0] != "cgroup" && g[0] != "cgroup2") {
+			continue
+		}
+		if mp := unescapeMount(f[4]); !seen[mp] {
+			seen[mp] = true
+			out = append(out, mp)
+		}
+	}
+	return out
+}
+
 // newCgroup makes the group of box name under the runtime's owner group,
 // with memory as its memory limit (swap included, where swap is counted).
 func (r *Runtime) newCgroup(name string, memory int64) (cgroup, error) {

@@ -553,7 +553,7 @@ func (p *process) AwaitingInput() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("awaiting input: %w", err)
 	}
-	ok, err := p.s.watch.inStdinRead(int32(pid))
+	ok, err := p.s.watch.inStdinRead(int32(pid), readSettle)
 	if err != nil {
 		return false, fmt.Errorf("awaiting input: %w", err)
 	}

@@ -34,7 +34,7 @@ func (r *Runtime) reclaim() {
 			r.reclaimOwner(e.Name())
 		}
 	}
-	for _, mnt := range r.cgroupMounts {
+	for _, mnt := range cgroupRoots() {
 		groups, _ := os.ReadDir(filepath.Join(mnt, cgroupParent))
 		for _, g := range groups {
 			if g.IsDir() && ownerDead(g.Name()) {
@@ -62,7 +62,7 @@ func ownerDead(name string) bool {
 // its workspaces are unmounted.
 func (r *Runtime) reclaimOwner(owner string) {
 	dir := filepath.Join(r.opts.StateDir, owner)
-	for _, mnt := range r.cgroupMounts {
+	for _, mnt := range cgroupRoots() {
 		_ = killTree(filepath.Join(mnt, cgroupParent, owner))
 	}
 	boxes, _ := os.ReadDir(filepath.Join(dir, "boxes"))

@@ -21,12 +21,13 @@ import (
 func TestKilledRunscLeavesNothing(t *testing.T) {
 	state := t.TempDir()
 	rt := newRuntime(t, gvisor.Options{StateDir: state})
+	owners := ownersIn(t, state)
 	marker := "coderun-gvisor-killed-" + strconv.Itoa(os.Getpid())
 	go func() {
 		// runsc's command line names the bundle; the program's own is in
 		// the Sentry, invisible to the host.
 		for i := 0; i < 3000; i++ {
-			if pid := findProcess("runsc", " run ", state); pid > 0 {
+			if pid := findProcess(" runsc --", " run ", state); pid > 0 {
 				time.Sleep(500 * time.Millisecond) // let the program start
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				return
@@ -47,7 +48,7 @@ func TestKilledRunscLeavesNothing(t *testing.T) {
 	if err := rt.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	requireNothingLeft(t, state)
+	requireNothingLeft(t, state, owners)
 }
 
 // TestReclaimsDeadRuntimes leaves what a runtime killed with SIGKILL leaves
@@ -76,7 +77,24 @@ func TestReclaimsDeadRuntimes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// runsc makes a box's groups in the other hierarchies too,
+	// below the owner's group there.
+	var others []string
+	for _, root := range cgroupRoots() {
+		if g := filepath.Join(root, "coderun-gvisor", owner, "coderun-0123456789abcdef"); !strings.HasSuffix(root, "/memory") && exists(filepath.Dir(filepath.Dir(g))) {
+			if err := os.MkdirAll(g, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			others = append(others, filepath.Dir(g))
+		}
+	}
 	rt := newRuntime(t, gvisor.Options{StateDir: state})
+	owners := ownersIn(t, state)
+	for _, g := range others {
+		if exists(g) {
+			t.Errorf("the dead runtime's cgroup is still there: %s", g)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(state, owner)); !os.IsNotExist(err) {
 		t.Errorf("the dead runtime's state directory is still there (%v)", err)
 	}
@@ -86,12 +104,12 @@ func TestReclaimsDeadRuntimes(t *testing.T) {
 	if err := rt.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	requireNothingLeft(t, state)
+	requireNothingLeft(t, state, owners)
 }
 
 // requireNothingLeft fails the test for a mount under state, a file in it,
-// or a cgroup of a runtime that kept its state there.
-func requireNothingLeft(t *testing.T, state string) {
+// or a cgroup, in any hierarchy, of the runtimes owners (ownersIn's).
+func requireNothingLeft(t *testing.T, state string, owners []string) {
 	t.Helper()
 	data, _ := os.ReadFile("/proc/self/mountinfo")
 	for _, l := range strings.Split(string(data), "\n") {
@@ -102,15 +120,50 @@ func requireNothingLeft(t *testing.T, state string) {
 	entries, _ := os.ReadDir(state)
 	for _, e := range entries {
 		t.Errorf("left in the state directory: %s", e.Name())
-		for _, mnt := range []string{"/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"} {
-			if _, err := os.Stat(filepath.Join(mnt, "coderun-gvisor", e.Name())); err == nil {
-				t.Errorf("a cgroup is left: %s", filepath.Join(mnt, "coderun-gvisor", e.Name()))
+	}
+	for _, o := range owners {
+		for _, root := range cgroupRoots() {
+			if g := filepath.Join(root, "coderun-gvisor", o); exists(g) {
+				t.Errorf("a cgroup is left: %s", g)
 			}
 		}
 	}
 	if pid := findProcess("runsc", "", state); pid > 0 {
 		t.Errorf("a runsc process is left: %d", pid)
 	}
+}
+
+// ownersIn returns the names of the runtimes keeping their state in state
+// (their names in the cgroup tree too).
+func ownersIn(t *testing.T, state string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// cgroupRoots returns the mount points of the host's cgroup hierarchies.
+func cgroupRoots() []string {
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		if f := strings.Fields(pre); ok && len(f) >= 5 && (strings.HasPrefix(post, "cgroup ") || strings.HasPrefix(post, "cgroup2 ")) {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // findProcess returns a process whose command line has each of the given
@@ -126,7 +179,13 @@ func findProcess(parts ...string) int {
 		if err != nil {
 			continue
 		}
-		line := " " + strings.ReplaceAll(string(cmd), "\x00", " ")
+		line := strings.ReplaceAll(string(cmd), "\x00", " ")
+		if strings.HasPrefix(line, "/") {
+			// The command's path: "runsc --root=…" is runsc's own process,
+			// "sh -c … runsc --root=…" a shell that will exec it.
+			line = line[strings.LastIndex(strings.Fields(line)[0], "/")+1:]
+		}
+		line = " " + line
 		all := true
 		for _, p := range parts {
 			all = all && strings.Contains(line, p)
@@ -155,6 +214,7 @@ func deadPID(t *testing.T) int {
 func TestCloseEndsLongLivedSandboxes(t *testing.T) {
 	state := t.TempDir()
 	rt := newRuntime(t, gvisor.Options{StateDir: state})
+	owners := ownersIn(t, state)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sb, err := rt.NewSandbox(ctx, sandbox.Spec{})
@@ -176,5 +236,5 @@ func TestCloseEndsLongLivedSandboxes(t *testing.T) {
 	if res := p.Wait(ctx); res.Reason != sandbox.ReasonKilled {
 		t.Errorf("the program's result after Close: %s, want killed", res.Reason)
 	}
-	requireNothingLeft(t, state)
+	requireNothingLeft(t, state, owners)
 }

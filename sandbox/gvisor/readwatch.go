@@ -59,7 +59,20 @@ type readWatch struct {
 	dropped uint32           // events the sink dropped, as its last header said
 	err     error            // why the connection's events can no longer be followed
 	buf     []byte
+	changed chan struct{} // closed (and made again) as events are applied
 }
+
+// readSettle is how long inStdinRead waits, for a thread not in a read of
+// its stdin, for the Sentry's report of one. An interpreter that just said
+// it is done (on its stdout, which the host reads at once) enters its read
+// a moment later, and the Sentry's report of it comes later still: through
+// the Sentry's scheduling, the socket, and the host's reader of it, on a
+// busy host some milliseconds after the claim it confirms. Answered at
+// once, the check fails and the session retries (after a ping, another
+// round trip through the sandbox): a warm cell took 2 to 17 ms that way.
+// Waiting, the check ends as the report comes; a program that is not going
+// to read costs the wait.
+const readSettle = 5 * time.Millisecond
 
 // Message types of gVisor's seccheck wire protocol (points.proto's
 // MessageType) and its header's size.
@@ -89,7 +102,7 @@ func newReadWatch(path string) (*readWatch, error) {
 		return nil, fmt.Errorf("trace socket: %w", err)
 	}
 	ln.SetUnlinkOnClose(true)
-	return &readWatch{ln: ln, path: path, buf: make([]byte, 64<<10)}, nil
+	return &readWatch{ln: ln, path: path, buf: make([]byte, 64<<10), changed: make(chan struct{})}, nil
 }
 
 // initConfig is the runsc --pod-init-config file that has the Sentry send
@@ -210,28 +223,58 @@ func (w *readWatch) follow(c *net.UnixConn) error {
 }
 
 // inStdinRead reports whether thread tid is in read(2) on its stdin, as
-// of every event the Sentry sent until now.
-func (w *readWatch) inStdinRead(tid int32) (bool, error) {
+// of every event the Sentry sent until now; if it is not, it waits up to
+// settle for the events that put it there, and answers as of the last.
+func (w *readWatch) inStdinRead(tid int32, settle time.Duration) (bool, error) {
+	var timeout <-chan time.Time
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.conn == nil {
-		return false, errors.New("the Sentry's trace session is not connected")
-	}
-	if w.err == nil {
-		if err := w.raw.Control(func(fd uintptr) { w.drainFD(int(fd)) }); err != nil {
-			w.err = err
+	for {
+		if w.conn == nil {
+			return false, errors.New("the Sentry's trace session is not connected")
+		}
+		if w.err == nil {
+			if err := w.raw.Control(func(fd uintptr) { w.drainFD(int(fd)) }); err != nil {
+				w.err = err
+			}
+		}
+		if w.err != nil {
+			return false, fmt.Errorf("following the Sentry's reads: %w", w.err)
+		}
+		path, ok := w.reading[tid]
+		if ok && path == w.stdin[tid] {
+			return true, nil
+		}
+		if settle <= 0 {
+			return false, nil
+		}
+		if timeout == nil {
+			t := time.NewTimer(settle)
+			defer t.Stop()
+			timeout = t.C
+		}
+		changed := w.changed
+		w.mu.Unlock()
+		select {
+		case <-changed:
+			w.mu.Lock()
+		case <-timeout:
+			w.mu.Lock()
+			settle = 0 // one last look
 		}
 	}
-	if w.err != nil {
-		return false, fmt.Errorf("following the Sentry's reads: %w", w.err)
-	}
-	path, ok := w.reading[tid]
-	return ok && path == w.stdin[tid], nil
 }
 
 // drainFD reads and applies every event pending on fd, and reports whether
 // the connection has ended. w.mu is held.
 func (w *readWatch) drainFD(fd int) (ended bool) {
+	applied := false
+	defer func() {
+		if applied || w.err != nil {
+			close(w.changed)
+			w.changed = make(chan struct{})
+		}
+	}()
 	for w.err == nil {
 		n, _, flags, _, err := unix.Recvmsg(fd, w.buf, nil, unix.MSG_DONTWAIT)
 		switch {
@@ -249,6 +292,7 @@ func (w *readWatch) drainFD(fd int) (ended bool) {
 			if err := w.apply(w.buf[:n]); err != nil {
 				w.err = err
 			}
+			applied = true
 		}
 	}
 	return true

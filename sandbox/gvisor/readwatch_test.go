@@ -156,3 +156,60 @@ func TestReadWatchCloseWhileEventsArrive(t *testing.T) {
 		t.Fatal("close did not return while an event arrived")
 	}
 }
+
+// TestReadWatchSettles: a check made before the Sentry's report of a read
+// of stdin has come (the interpreter said it is done, and reads a moment
+// later) waits for it, and answers true as it comes; a thread that does not
+// read is answered false after the wait. Answered at once, the first
+// check failed, and a session's cell took the retries' and a ping's time.
+func TestReadWatchSettles(t *testing.T) {
+	w, err := newReadWatch(filepath.Join(t.TempDir(), "trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	client, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: w.path, Net: "unixpacket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	c, err := w.ln.AcceptUnix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.follow(c); err != nil {
+		t.Fatal(err)
+	}
+	send := func(msg []byte) {
+		if _, err := client.Write(event(msgSyscallRd, 0, msg)); err != nil {
+			t.Error(err)
+		}
+	}
+	const main = 7
+	send(readEnter(main, 3, "host:[8]")) // the bootstrap's read of its code
+	send(readExit(main))
+	if ok, err := w.inStdinRead(main, 0); ok || err != nil {
+		t.Fatalf("before any read of stdin: %v, %v", ok, err)
+	}
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		send(readEnter(main, 0, "host:[5]"))
+	}()
+	start := time.Now()
+	ok, err := w.inStdinRead(main, 5*time.Second)
+	if !ok || err != nil {
+		t.Fatalf("the read of stdin reported after the check began: %v, %v", ok, err)
+	}
+	if d := time.Since(start); d < 25*time.Millisecond || d > 4*time.Second {
+		t.Errorf("answered after %v: want as the report came (30 ms)", d)
+	}
+	send(readExit(main))
+	time.Sleep(20 * time.Millisecond)
+	start = time.Now()
+	if ok, err := w.inStdinRead(main, 50*time.Millisecond); ok || err != nil {
+		t.Fatalf("after the read returned: %v, %v", ok, err)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("a thread out of read answered after %v: want after the 50 ms wait", d)
+	}
+}

@@ -154,11 +154,16 @@ func (r *Runtime) Close() error {
 	return err
 }
 
-// ownerGroups are the runtime's groups, one per hierarchy.
+// ownerGroups are the runtime's groups, one per hierarchy where there is
+// one: its boxes' and those runsc made below them in the other
+// hierarchies.
 func (r *Runtime) ownerGroups() []string {
 	var out []string
-	for _, mnt := range r.cgroupMounts {
-		out = append(out, filepath.Join(mnt, cgroupParent, r.owner))
+	for _, mnt := range cgroupRoots() {
+		g := filepath.Join(mnt, cgroupParent, r.owner)
+		if _, err := os.Stat(g); err == nil {
+			out = append(out, g)
+		}
 	}
 	return out
 }
