@@ -27,6 +27,7 @@ type serveFlags struct {
 	burst         int
 	pool          int
 	sessionPool   int
+	compiledPool  int
 	logLevel      string
 	sfTenant      string
 }
@@ -43,6 +44,7 @@ func (f *serveFlags) bindings() []binding {
 		{"tenant-burst", "server.tenant_burst", &f.burst},
 		{"pool", "runtime.linux.pool", &f.pool},
 		{"session-pool", "server.session_pool", &f.sessionPool},
+		{"compiled-pool", "runtime.compiled_pool", &f.compiledPool},
 		{"sandboxfusion-tenant", "server.sandboxfusion_tenant", &f.sfTenant},
 	}
 }
@@ -113,6 +115,9 @@ Every setting (flag, configuration key, default):
                                                  several (forks share ASLR and the hash secret)
   --session-pool       server.session_pool       2 Python sessions kept started for new sessions
                                                  with the server's session defaults
+  --compiled-pool      runtime.compiled_pool     2 sandboxes kept ready, their compiler's driver
+                                                 started, for compiled languages (C, C++, Go,
+                                                 Java, Rust); 0: none
   (none)               limits.*                  the defaults of one-shot runs' limits
   (none)               server.max_limits.*       the most a request may ask for, each of
                                                  server.max_limits.timeout, server.max_limits.cpu_time
@@ -158,6 +163,7 @@ line on standard error, with its request id (X-Request-Id).`,
 	fl.IntVar(&f.burst, "tenant-burst", 0, "requests at once above the rate (default: the rate)")
 	fl.IntVar(&f.pool, "pool", 0, "pre-started Python sandboxes kept ready for one-shot runs (default 4)")
 	fl.IntVar(&f.sessionPool, "session-pool", 0, "Python sessions kept started, for sessions created with the server's session defaults (default 2)")
+	fl.IntVar(&f.compiledPool, "compiled-pool", 0, "sandboxes kept ready for compiled languages; 0 with the flag given: none (default 2)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least level logged: debug, info, warn, error")
 	fl.StringVar(&f.sfTenant, "sandboxfusion-tenant", "", "tenant of SandboxFusion requests (/run_code) that present no key, as verl sends them (default: refused)")
 	d.register(cmd)
