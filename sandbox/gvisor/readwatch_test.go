@@ -115,13 +115,10 @@ func TestReadWatchBadEvents(t *testing.T) {
 	}
 }
 
-// TestReadWatchCloseWhileEventsArrive: closing the watch while an event
-// arrives returns. It hung (CI, 25 minutes): close held the watch's lock
-// while closing the connection, which waits for the connection's reader,
-// whose callback was waiting for that lock. The test lines the two up:
-// close waits for the lock first, then an event wakes the reader, which
-// waits behind it.
-func TestReadWatchCloseWhileEventsArrive(t *testing.T) {
+// followedWatch is a read watch following a connection as the Sentry's,
+// and the Sentry's end of it (closed when the test ends).
+func followedWatch(t *testing.T) (*readWatch, *net.UnixConn) {
+	t.Helper()
 	w, err := newReadWatch(filepath.Join(t.TempDir(), "trace"))
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +127,7 @@ func TestReadWatchCloseWhileEventsArrive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	t.Cleanup(func() { client.Close() })
 	c, err := w.ln.AcceptUnix()
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +135,17 @@ func TestReadWatchCloseWhileEventsArrive(t *testing.T) {
 	if err := w.follow(c); err != nil {
 		t.Fatal(err)
 	}
+	return w, client
+}
+
+// TestReadWatchCloseWhileEventsArrive: closing the watch while an event
+// arrives returns. It hung (CI, 25 minutes): close held the watch's lock
+// while closing the connection, which waits for the connection's reader,
+// whose callback was waiting for that lock. The test lines the two up:
+// close waits for the lock first, then an event wakes the reader, which
+// waits behind it.
+func TestReadWatchCloseWhileEventsArrive(t *testing.T) {
+	w, client := followedWatch(t)
 	w.mu.Lock()
 	closed := make(chan error, 1)
 	go func() { closed <- w.close() }()
@@ -163,23 +171,8 @@ func TestReadWatchCloseWhileEventsArrive(t *testing.T) {
 // read is answered false after the wait. Answered at once, the first
 // check failed, and a session's cell took the retries' and a ping's time.
 func TestReadWatchSettles(t *testing.T) {
-	w, err := newReadWatch(filepath.Join(t.TempDir(), "trace"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, client := followedWatch(t)
 	defer w.close()
-	client, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: w.path, Net: "unixpacket"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	c, err := w.ln.AcceptUnix()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.follow(c); err != nil {
-		t.Fatal(err)
-	}
 	send := func(msg []byte) {
 		if _, err := client.Write(event(msgSyscallRd, 0, msg)); err != nil {
 			t.Error(err)
