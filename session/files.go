@@ -148,10 +148,7 @@ func openArchived(ctx context.Context, ar sandbox.Archiver, p string) (*tar.Head
 		return nil, nil, nil, fmt.Errorf("%w: %s is not a regular file (a link, a FIFO, a socket or a device)", sandbox.ErrFileKind, p)
 	case err != nil:
 		rc.Close()
-		if strings.Contains(err.Error(), "pass the workspace's size") { // hostdir's packer, past its budget
-			return nil, nil, nil, fmt.Errorf("%w: %v", sandbox.ErrTooLarge, err)
-		}
-		return nil, nil, nil, err
+		return nil, nil, nil, err // sandbox.ErrTooLarge past the workspace's size
 	}
 	if hdr.Typeflag == tar.TypeDir {
 		rc.Close()

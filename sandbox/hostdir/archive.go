@@ -251,7 +251,7 @@ func packFile(ctx context.Context, root *os.Root, tw *tar.Writer, p string, firs
 	}
 	size := fi.Size()
 	if size > *budget {
-		return fmt.Errorf("%s: %s of content pass the workspace's size (%s left of it)", p,
+		return fmt.Errorf("%w: %s: %s of content pass the workspace's size (%s left of it)", sandbox.ErrTooLarge, p,
 			sandbox.FormatBytes(size), sandbox.FormatBytes(*budget))
 	}
 	*budget -= size

@@ -345,6 +345,9 @@ func TestGetArchiveBoundedByWorkspaceSize(t *testing.T) {
 	if err == nil {
 		t.Fatal("the stream of a workspace holding a sparse TiB ended without an error")
 	}
+	if !errors.Is(err, sandbox.ErrTooLarge) {
+		t.Errorf("the stream ended with %v, want sandbox.ErrTooLarge (what a download answers 413 for)", err)
+	}
 	if n > 2*size {
 		t.Errorf("%s came out of a workspace of %s", sandbox.FormatBytes(n), sandbox.FormatBytes(size))
 	}
