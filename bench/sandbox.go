@@ -166,6 +166,17 @@ func Sandbox(ctx context.Context, cfg SandboxConfig, progress io.Writer) (*Sandb
 		rep.Throughput = append(rep.Throughput, level)
 	}
 	if cfg.CLIRuns > 0 {
+		// A shell user's one-shot finds no other coderun on the machine:
+		// the runtimes above are closed first, or their pools (refilling
+		// after the throughput rows) and zygotes would share the CPUs and
+		// memory with the rows below.
+		for _, c := range configs {
+			if c.rt != nil {
+				if err := c.rt.Close(); err != nil {
+					return nil, fmt.Errorf("%s: close: %w", c.name, err)
+				}
+			}
+		}
 		fmt.Fprintln(progress, "command line one-shots…")
 		cli, err := measureCLI(ctx, cfg)
 		if err != nil {

@@ -510,6 +510,11 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 		return err
 	}
 	childEnds = append(childEnds, trees...)
+	system, err := cloneTrees(rt.trees)
+	if err != nil {
+		return err
+	}
+	childEnds = append(childEnds, system...)
 	argv, err := bootstrap.Argv(b.interp)
 	if err != nil {
 		return err
@@ -535,15 +540,16 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 	}
 	b.init = &initProc{pid: cmd.Process.Pid, cmd: cmd, pidfd: -1}
 	cfg := setupConfig{
-		RootMount:  rt.rootMount,
-		SourceRoot: rt.opts.RootFS,
-		Hostname:   sandboxHostname,
-		EtcFiles:   generatedEtc(sandboxHostname),
-		UID:        sandboxUID,
-		Path:       b.interp.Path, // resolved inside the sandbox's root
-		Argv:       argv,
-		Env:        env,
-		NoSeccomp:  !rt.seccomp,
+		RootMount:   rt.rootMount,
+		SourceRoot:  rt.opts.RootFS,
+		SystemTrees: treePaths(rt.trees),
+		Hostname:    sandboxHostname,
+		EtcFiles:    generatedEtc(sandboxHostname),
+		UID:         sandboxUID,
+		Path:        b.interp.Path, // resolved inside the sandbox's root
+		Argv:        argv,
+		Env:         env,
+		NoSeccomp:   !rt.seccomp,
 	}
 	if rt.seccomp {
 		// Assembled while init's own runtime starts, once per runtime.

@@ -11,6 +11,7 @@
 //	init.go      the sandbox's PID 1: the order in which everything is set up
 //	user.go      the id mapping, the generated /etc/passwd, the clean environment
 //	mount.go     the root file system and what of the host is (not) visible
+//	systree.go   the read-only overlays of /usr and /etc's directories, made once per runtime
 //	net.go       the empty network namespace (loopback only)
 //	timens.go    the sandbox's own uptime and boot time (time namespace)
 //	caps.go      the capability bounding set

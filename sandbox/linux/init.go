@@ -65,6 +65,9 @@ const (
 	fdWork = 12
 	fdTmp  = 13
 	fdShm  = 14
+	// fdSystemTrees on are the runtime's system trees as detached mounts
+	// (systree.go), one per entry of setupConfig.SystemTrees, in order.
+	fdSystemTrees = 15
 )
 
 // setupConfig is what init needs to build the sandbox.
@@ -82,6 +85,11 @@ type setupConfig struct {
 	// (seccompBytes), which the host assembles once per runtime: init
 	// only loads it.
 	Seccomp []byte `json:"seccomp,omitempty"`
+	// SystemTrees are where the system trees the host made go in the root
+	// ("usr", "etc/ssl"), their detached mounts at fdSystemTrees on; when
+	// there are none (a kernel without overlayfs), init mounts each tree
+	// itself (mountSystemTree).
+	SystemTrees []string `json:"system_trees,omitempty"`
 	// Template builds only the read-only root, without /proc and the
 	// workspace, in a mount namespace of its own that the host keeps (by a
 	// descriptor) for the zygote to make sandboxes from; init then waits

@@ -17,7 +17,8 @@ import (
 //
 //	/            tmpfs, read-only once built
 //	/usr         the system's /usr (or the alternative root's), read-only,
-//	             through an overlay of its own (mountSystemTree)
+//	             through an overlay the runtime made for all its sandboxes
+//	             (systree.go; mountSystemTree where it made none)
 //	/bin, /lib…  the same links or read-only binds as on the source root
 //	/etc         a few copied files (loader cache, time zone, fonts…) and
 //	             generated passwd, group, hosts; never shadow or the rest
@@ -79,15 +80,16 @@ func buildRoot(cfg *setupConfig) error {
 	if err := os.Symlink("/work", filepath.Join(root, "home", "user")); err != nil {
 		return mountErr("link /home/user to /work", err)
 	}
-	if err := mountSystemTree(filepath.Join(src, "usr"), filepath.Join(root, "usr")); err != nil {
+	trees := cfg.systemTrees()
+	if err := trees.mount("usr", filepath.Join(src, "usr"), filepath.Join(root, "usr")); err != nil {
 		return err
 	}
 	for _, name := range topLevel {
-		if err := mirrorEntry(filepath.Join(src, name), filepath.Join(root, name)); err != nil {
+		if err := mirrorEntry(trees, name, filepath.Join(src, name), filepath.Join(root, name)); err != nil {
 			return err
 		}
 	}
-	if err := buildEtc(cfg, filepath.Join(root, "etc")); err != nil {
+	if err := buildEtc(cfg, trees, filepath.Join(root, "etc")); err != nil {
 		return err
 	}
 	if err := buildDev(cfg, filepath.Join(root, "dev")); err != nil {
@@ -157,9 +159,9 @@ func setAttr(path string, attrs uint64, recursive bool) error {
 	return unix.MountSetattr(unix.AT_FDCWD, path, uint(flags), &unix.MountAttr{Attr_set: attrs})
 }
 
-// mirrorEntry reproduces a top-level entry of the source root: a link as the
-// same link, a directory as a read-only bind.
-func mirrorEntry(src, dst string) error {
+// mirrorEntry reproduces the top-level entry name of the source root: a
+// link as the same link, a directory as its system tree.
+func mirrorEntry(trees treeMounts, name, src, dst string) error {
 	fi, err := os.Lstat(src)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -180,7 +182,41 @@ func mirrorEntry(src, dst string) error {
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		return mountErr(dst, err)
 	}
-	return mountSystemTree(src, dst)
+	return trees.mount(name, src, dst)
+}
+
+// treeMounts are the system trees the host made (systree.go), by where
+// they go in the root, each a descriptor from fdSystemTrees on; nil when
+// it made none.
+type treeMounts map[string]int
+
+func (cfg *setupConfig) systemTrees() treeMounts {
+	if len(cfg.SystemTrees) == 0 {
+		return nil
+	}
+	m := make(treeMounts, len(cfg.SystemTrees))
+	for i, rel := range cfg.SystemTrees {
+		m[rel] = fdSystemTrees + i
+	}
+	return m
+}
+
+// mount puts the system tree rel, whose source is src, on dst: the
+// host's shared tree when it made them, else an overlay of this
+// sandbox's own. A tree the host found absent stays absent (dst empty).
+func (trees treeMounts) mount(rel, src, dst string) error {
+	if trees == nil {
+		return mountSystemTree(src, dst)
+	}
+	fd, ok := trees[rel]
+	if !ok {
+		return nil
+	}
+	defer unix.Close(fd)
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return mountErr("system tree "+rel, err)
+	}
+	return nil
 }
 
 // mountSystemTree mounts the system tree src (/usr, or a top-level
@@ -191,12 +227,12 @@ func mirrorEntry(src, dst string) error {
 // inode: a flock the program takes on a /usr file would block the host's
 // lock on it, and the host's locks would show in the sandbox. The
 // overlay's inodes are its own (file contents and the page cache are
-// still src's). A sandbox init makes one per sandbox; under the zygote,
-// the template's is shared by every sandbox made from it, so its locks
-// are shared between those sandboxes, but never with the host; inotify,
-// the other thing that attaches to inodes, is refused by the seccomp
-// filter. A kernel without overlayfs gets the read-only bind ("coderun
-// doctor" says so).
+// still src's). The runtime makes one per tree for all its sandboxes
+// (systree.go), so their locks are shared between those sandboxes, but
+// never with the host; inotify, the other thing that attaches to inodes,
+// is refused by the seccomp filter. Init makes its own only where the
+// runtime made none. A kernel without overlayfs gets the read-only bind
+// ("coderun doctor" says so).
 func mountSystemTree(src, dst string) error {
 	// The mount table shows the layers as the options name them, and dst
 	// lies in the runtime's state directory, a host path no sandbox may
@@ -226,7 +262,7 @@ func overlayEscape(path string) string {
 	return strings.NewReplacer(`\`, `\\`, ":", `\:`, ",", `\,`).Replace(path)
 }
 
-func buildEtc(cfg *setupConfig, etc string) error {
+func buildEtc(cfg *setupConfig, trees treeMounts, etc string) error {
 	srcEtc := filepath.Join(cfg.SourceRoot, "etc")
 	for _, name := range etcFiles {
 		src := filepath.Join(srcEtc, name)
@@ -260,9 +296,9 @@ func buildEtc(cfg *setupConfig, etc string) error {
 		if err := os.Mkdir(dst, 0o755); err != nil {
 			return mountErr("etc/"+name, err)
 		}
-		// As /usr: inodes of the sandbox's own, so that its locks on
+		// As /usr: inodes of the sandboxes' own, so that their locks on
 		// these host files neither block nor see the host's.
-		if err := mountSystemTree(src, dst); err != nil {
+		if err := trees.mount(filepath.Join("etc", name), src, dst); err != nil {
 			return err
 		}
 	}

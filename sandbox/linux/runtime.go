@@ -83,9 +83,10 @@ type Runtime struct {
 	exe       *os.File // the sandbox init program, opened once (initbin.go)
 	stateDir  string
 	rootMount string
-	zygote    *zygote // nil unless Options.Zygote
-	cgroups   cgroups // nil when the host has none and the operator waived them
-	seccomp   bool    // false when the host has none and the operator waived it
+	trees     []systemTree // the system trees every sandbox mounts (systree.go)
+	zygote    *zygote      // nil unless Options.Zygote
+	cgroups   cgroups      // nil when the host has none and the operator waived them
+	seccomp   bool         // false when the host has none and the operator waived it
 	// filter is the seccomp filter its sandbox inits load, assembled
 	// once (seccompBytes).
 	filter   func() ([]byte, error)
@@ -155,6 +156,14 @@ func New(opts Options) (*Runtime, error) {
 		// The runtime's cgroup is named as its state directory: after the
 		// pid of the process it lives in, which tells whether it is stale.
 		rt.cgroups, cgErr = detectCgroups(filepath.Base(rt.stateDir))
+		var err error
+		if rt.trees, err = makeSystemTrees(opts.RootFS, rt.stateDir); err != nil {
+			if rt.cgroups != nil {
+				rt.cgroups.close()
+			}
+			os.RemoveAll(rt.stateDir)
+			return nil, fmt.Errorf("linux runtime: %w", err)
+		}
 	}
 	report := probe(func() (string, error) {
 		if cgErr != nil {
@@ -167,6 +176,7 @@ func New(opts Options) (*Runtime, error) {
 		rt.cgroups = nil
 	}
 	release := func() {
+		closeTrees(rt.trees)
 		if rt.cgroups != nil {
 			rt.cgroups.close()
 		}
@@ -411,6 +421,7 @@ func (rt *Runtime) Close() error {
 		rt.zygote.stop()
 	}
 	rt.exe.Close()
+	closeTrees(rt.trees)
 	var errs []error
 	if rt.cgroups != nil {
 		errs = append(errs, rt.cgroups.close())

@@ -142,11 +142,25 @@ func (rt *Runtime) buildTemplate() (*os.File, error) {
 		return nil, err
 	}
 	defer eventsR.Close()
-	cmd := rt.initCmd("coderun-sandbox-template", []*os.File{controlR, eventsW, nil, nil, nil, rt.exe},
+	system, err := cloneTrees(rt.trees)
+	if err != nil {
+		controlR.Close()
+		eventsW.Close()
+		controlW.Close()
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	// Its fds 3 on as a sandbox init's (init.go): the control and events
+	// pipes, its executable, and the system trees; none of the others.
+	files := make([]*os.File, fdSystemTrees-fdControl, fdSystemTrees-fdControl+len(system))
+	files[fdControl-fdControl], files[fdEvents-fdControl], files[fdExe-fdControl] = controlR, eventsW, rt.exe
+	cmd := rt.initCmd("coderun-sandbox-template", append(files, system...),
 		&syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL, Setpgid: true})
 	err = cmd.Start()
 	controlR.Close()
 	eventsW.Close()
+	for _, f := range system {
+		f.Close()
+	}
 	if err != nil {
 		controlW.Close()
 		return nil, fmt.Errorf("start template init: %w", err)
@@ -155,8 +169,8 @@ func (rt *Runtime) buildTemplate() (*os.File, error) {
 		controlW.Close() // init exits when the host lets go
 		_ = cmd.Wait()
 	}()
-	cfg := setupConfig{RootMount: rt.rootMount, SourceRoot: rt.opts.RootFS, Hostname: sandboxHostname,
-		EtcFiles: generatedEtc(sandboxHostname), Template: true}
+	cfg := setupConfig{RootMount: rt.rootMount, SourceRoot: rt.opts.RootFS, SystemTrees: treePaths(rt.trees),
+		Hostname: sandboxHostname, EtcFiles: generatedEtc(sandboxHostname), Template: true}
 	if err := json.NewEncoder(controlW).Encode(&cfg); err != nil {
 		return nil, fmt.Errorf("template: %w", err)
 	}
