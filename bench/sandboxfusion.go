@@ -148,6 +148,8 @@ func SandboxFusion(ctx context.Context, cfg SandboxFusionConfig, srv *SandboxFus
 		}
 	}
 	if cfg.CLIRuns > 0 {
+		// The server stays up (the caller's), idle: its pool refilled first.
+		settle(configs[rowRuntime])
 		fmt.Fprintln(progress, "command line one-shots…")
 		cli, err := measureCLI(ctx, SandboxConfig{Code: cfg.Code, CLIRuns: cfg.CLIRuns, Exe: cfg.Exe})
 		if err != nil {
