@@ -510,7 +510,7 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 		return err
 	}
 	childEnds = append(childEnds, trees...)
-	system, err := cloneTrees(rt.trees)
+	system, systemPaths, err := rt.trees.clones()
 	if err != nil {
 		return err
 	}
@@ -542,7 +542,7 @@ func (b *box) startInit(uidMap, gidMap []syscall.SysProcIDMap, env []string) err
 	cfg := setupConfig{
 		RootMount:   rt.rootMount,
 		SourceRoot:  rt.opts.RootFS,
-		SystemTrees: treePaths(rt.trees),
+		SystemTrees: systemPaths,
 		Hostname:    sandboxHostname,
 		EtcFiles:    generatedEtc(sandboxHostname),
 		UID:         sandboxUID,

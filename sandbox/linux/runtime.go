@@ -83,7 +83,7 @@ type Runtime struct {
 	exe       *os.File // the sandbox init program, opened once (initbin.go)
 	stateDir  string
 	rootMount string
-	trees     []systemTree // the system trees every sandbox mounts (systree.go)
+	trees     *systemTrees // the system trees every sandbox mounts (systree.go)
 	zygote    *zygote      // nil unless Options.Zygote
 	cgroups   cgroups      // nil when the host has none and the operator waived them
 	seccomp   bool         // false when the host has none and the operator waived it
@@ -157,7 +157,7 @@ func New(opts Options) (*Runtime, error) {
 		// pid of the process it lives in, which tells whether it is stale.
 		rt.cgroups, cgErr = detectCgroups(filepath.Base(rt.stateDir))
 		var err error
-		if rt.trees, err = makeSystemTrees(opts.RootFS, rt.stateDir); err != nil {
+		if rt.trees, err = newSystemTrees(opts.RootFS, rt.stateDir); err != nil {
 			if rt.cgroups != nil {
 				rt.cgroups.close()
 			}
@@ -176,7 +176,7 @@ func New(opts Options) (*Runtime, error) {
 		rt.cgroups = nil
 	}
 	release := func() {
-		closeTrees(rt.trees)
+		rt.trees.close()
 		if rt.cgroups != nil {
 			rt.cgroups.close()
 		}
@@ -421,7 +421,7 @@ func (rt *Runtime) Close() error {
 		rt.zygote.stop()
 	}
 	rt.exe.Close()
-	closeTrees(rt.trees)
+	rt.trees.close()
 	var errs []error
 	if rt.cgroups != nil {
 		errs = append(errs, rt.cgroups.close())

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,14 +37,103 @@ type systemTree struct {
 	mnt *os.File
 }
 
+// treeMaxAge is how long a runtime hands out clones of the same trees.
+// Overlayfs leaves changes to a layer under a mounted overlay undefined:
+// a package upgraded on the host while a long-lived runtime (a server)
+// runs would show its sandboxes old files the overlay cached beside new
+// ones it had not. Trees made again this often bound that to the
+// sandboxes started within the minute of the change (those already
+// running keep what they mounted, as they did with an overlay each);
+// remaking them costs about a cold sandbox's lookups once a minute.
+const treeMaxAge = time.Minute
+
+// systemTrees are a runtime's trees, made again when older than
+// treeMaxAge. A kernel without overlayfs gets none: each init then binds
+// the trees itself (mountSystemTree).
+type systemTrees struct {
+	sourceRoot, stateDir string
+
+	mu    sync.Mutex
+	made  time.Time
+	trees []systemTree
+	none  bool // no overlayfs: never made
+}
+
+// newSystemTrees makes the system trees of sourceRoot for the runtime
+// whose state directory is stateDir.
+func newSystemTrees(sourceRoot, stateDir string) (*systemTrees, error) {
+	empty := filepath.Join(stateDir, emptyLayer)
+	if err := os.Mkdir(empty, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("system trees: %w", err)
+	}
+	st := &systemTrees{sourceRoot: sourceRoot, stateDir: stateDir}
+	trees, err := makeSystemTrees(sourceRoot, stateDir)
+	if errors.Is(err, unix.ENODEV) {
+		st.none = true
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.trees, st.made = trees, time.Now()
+	return st, nil
+}
+
+// clones returns a clone of each tree, for one sandbox to mount (the
+// caller closes them), and where each goes (setupConfig.SystemTrees); none
+// when the runtime has no trees.
+func (st *systemTrees) clones() ([]*os.File, []string, error) {
+	if st == nil {
+		return nil, nil, nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.none {
+		return nil, nil, nil
+	}
+	if time.Since(st.made) > treeMaxAge {
+		trees, err := makeSystemTrees(st.sourceRoot, st.stateDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The old trees' clones, mounted in running sandboxes, stay.
+		closeTrees(st.trees)
+		st.trees, st.made = trees, time.Now()
+	}
+	out := make([]*os.File, 0, len(st.trees))
+	paths := make([]string, 0, len(st.trees))
+	for _, t := range st.trees {
+		fd, err := unix.OpenTree(int(t.mnt.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+		if err != nil {
+			for _, f := range out {
+				f.Close()
+			}
+			return nil, nil, fmt.Errorf("system tree %s: clone: %w", t.rel, err)
+		}
+		out = append(out, os.NewFile(uintptr(fd), t.rel))
+		paths = append(paths, t.rel)
+	}
+	return out, paths, nil
+}
+
+// close lets go of the trees (the sandboxes' clones keep theirs).
+func (st *systemTrees) close() {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	closeTrees(st.trees)
+	st.trees = nil
+}
+
 // emptyLayer names the empty directory, in the runtime's state directory,
 // that each overlay has as its second layer (one without an upper layer
 // needs two).
 const emptyLayer = "empty"
 
-// makeSystemTrees makes the system trees of sourceRoot for the runtime
-// whose state directory is stateDir. A kernel without overlayfs gets
-// none (nil, nil): each init then binds the trees itself (mountSystemTree).
+// makeSystemTrees makes an overlay of each system tree sourceRoot has.
+// Without overlayfs the error is unix.ENODEV.
 func makeSystemTrees(sourceRoot, stateDir string) ([]systemTree, error) {
 	var rels []string
 	if fi, err := os.Stat(filepath.Join(sourceRoot, "usr")); err == nil && fi.IsDir() {
@@ -60,10 +151,6 @@ func makeSystemTrees(sourceRoot, stateDir string) ([]systemTree, error) {
 			rels = append(rels, filepath.Join("etc", name))
 		}
 	}
-	empty := filepath.Join(stateDir, emptyLayer)
-	if err := os.Mkdir(empty, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("system trees: %w", err)
-	}
 	var trees []systemTree
 	err := inDirectory(stateDir, func() error {
 		for _, rel := range rels {
@@ -77,9 +164,6 @@ func makeSystemTrees(sourceRoot, stateDir string) ([]systemTree, error) {
 	})
 	if err != nil {
 		closeTrees(trees)
-		if errors.Is(err, unix.ENODEV) {
-			return nil, nil
-		}
 		return nil, fmt.Errorf("system trees: %w", err)
 	}
 	return trees, nil
@@ -129,32 +213,6 @@ func inDirectory(dir string, fn func() error) error {
 		done <- fn()
 	}()
 	return <-done
-}
-
-// cloneTrees returns a clone of each tree, in order, for one sandbox to
-// mount; the caller closes them.
-func cloneTrees(trees []systemTree) ([]*os.File, error) {
-	out := make([]*os.File, 0, len(trees))
-	for _, t := range trees {
-		fd, err := unix.OpenTree(int(t.mnt.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
-		if err != nil {
-			for _, f := range out {
-				f.Close()
-			}
-			return nil, fmt.Errorf("system tree %s: clone: %w", t.rel, err)
-		}
-		out = append(out, os.NewFile(uintptr(fd), t.rel))
-	}
-	return out, nil
-}
-
-// treePaths lists where each tree goes, in order (setupConfig.SystemTrees).
-func treePaths(trees []systemTree) []string {
-	out := make([]string, len(trees))
-	for i, t := range trees {
-		out[i] = t.rel
-	}
-	return out
 }
 
 func closeTrees(trees []systemTree) {

@@ -142,7 +142,7 @@ func (rt *Runtime) buildTemplate() (*os.File, error) {
 		return nil, err
 	}
 	defer eventsR.Close()
-	system, err := cloneTrees(rt.trees)
+	system, systemPaths, err := rt.trees.clones()
 	if err != nil {
 		controlR.Close()
 		eventsW.Close()
@@ -169,7 +169,7 @@ func (rt *Runtime) buildTemplate() (*os.File, error) {
 		controlW.Close() // init exits when the host lets go
 		_ = cmd.Wait()
 	}()
-	cfg := setupConfig{RootMount: rt.rootMount, SourceRoot: rt.opts.RootFS, SystemTrees: treePaths(rt.trees),
+	cfg := setupConfig{RootMount: rt.rootMount, SourceRoot: rt.opts.RootFS, SystemTrees: systemPaths,
 		Hostname: sandboxHostname, EtcFiles: generatedEtc(sandboxHostname), Template: true}
 	if err := json.NewEncoder(controlW).Encode(&cfg); err != nil {
 		return nil, fmt.Errorf("template: %w", err)
