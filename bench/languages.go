@@ -101,6 +101,11 @@ type LanguagesReport struct {
 // Languages measures each language: hello world through coderun against
 // the same toolchain commands on the host, and HumanEval-X items/s.
 func Languages(ctx context.Context, cfg LanguagesConfig, progress io.Writer) (*LanguagesReport, error) {
+	for _, l := range cfg.Languages {
+		if helloWorld[l] == "" {
+			return nil, fmt.Errorf("%s is not measured here: this benchmark is of the languages run through a toolchain (sandbox/toolchain); Python, Bash and Node are the runtime's own (coderun bench sandbox, bench runtimes)", l)
+		}
+	}
 	inner, err := linux.New(linux.Options{})
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/coderun/coderun/language"
@@ -22,5 +24,18 @@ func TestHelloDirectUnprivileged(t *testing.T) {
 		Env:     map[string]string{"TMPDIR": "{cache}/tmp"}}
 	if _, err := helloDirect(context.Background(), spec, "/bin/sh", "test \"$(id -u)\" != 0\n"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLanguagesRefusesTheRuntimesOwn: asked for a language it has no hello
+// world for (the runtime's own Python, Bash, Node), the benchmark says so
+// before it measures anything, rather than failing after the others with
+// "code is empty".
+func TestLanguagesRefusesTheRuntimesOwn(t *testing.T) {
+	for _, l := range []language.Language{language.Node, language.Python, language.Bash} {
+		_, err := Languages(context.Background(), LanguagesConfig{Languages: []language.Language{language.C, l}, Runs: 1}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "not measured here") {
+			t.Errorf("%s: %v, want a refusal naming it", l, err)
+		}
 	}
 }
