@@ -89,6 +89,8 @@ type LanguageRow struct {
 	Items          int
 	Passed         int
 	ItemsPerSecond float64
+	// NotPassed are the verdicts of the items that did not pass.
+	NotPassed []eval.Verdict
 }
 
 // LanguagesReport is the languages benchmark's result.
@@ -328,10 +330,13 @@ func humanEvalXRate(ctx context.Context, rt sandbox.Runtime, cfg LanguagesConfig
 		n = runtime.NumCPU()
 	}
 	passed := 0
+	var notPassed []eval.Verdict
 	start := time.Now()
 	err = eval.Run(ctx, rt, eval.Feed(items...), eval.Options{Concurrency: n}, func(v eval.Verdict) error {
 		if v.Status == eval.Passed {
 			passed++
+		} else {
+			notPassed = append(notPassed, v)
 		}
 		return nil
 	})
@@ -341,11 +346,11 @@ func humanEvalXRate(ctx context.Context, rt sandbox.Runtime, cfg LanguagesConfig
 	rate := float64(len(items)) / time.Since(start).Seconds()
 	for i := range rep.Rows {
 		if rep.Rows[i].Language == lang {
-			rep.Rows[i].Items, rep.Rows[i].Passed, rep.Rows[i].ItemsPerSecond = len(items), passed, rate
+			rep.Rows[i].Items, rep.Rows[i].Passed, rep.Rows[i].ItemsPerSecond, rep.Rows[i].NotPassed = len(items), passed, rate, notPassed
 			return nil
 		}
 	}
-	rep.Rows = append(rep.Rows, LanguageRow{Language: lang, Items: len(items), Passed: passed, ItemsPerSecond: rate})
+	rep.Rows = append(rep.Rows, LanguageRow{Language: lang, Items: len(items), Passed: passed, ItemsPerSecond: rate, NotPassed: notPassed})
 	return nil
 }
 
@@ -383,4 +388,13 @@ func (r *LanguagesReport) Print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s%s\n", row.Language, hello, items)
 	}
 	tw.Flush()
+	for _, row := range r.Rows {
+		for _, v := range row.NotPassed {
+			why := v.Error
+			if why == "" {
+				why = string(v.Reason)
+			}
+			fmt.Fprintf(w, "not passed: %s %s: %s\n", v.TaskID, v.Status, why)
+		}
+	}
 }

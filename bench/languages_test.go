@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coderun/coderun/eval"
 	"github.com/coderun/coderun/language"
+	"github.com/coderun/coderun/sandbox"
 )
 
 // TestHelloDirectUnprivileged: run as root, the host's side of the
@@ -37,5 +39,17 @@ func TestLanguagesRefusesTheRuntimesOwn(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "not measured here") {
 			t.Errorf("%s: %v, want a refusal naming it", l, err)
 		}
+	}
+}
+
+// TestLanguagesReportNamesWhatDidNotPass: an item of the HumanEval-X rows
+// that did not pass is named with its status and why, not only counted.
+func TestLanguagesReportNamesWhatDidNotPass(t *testing.T) {
+	rep := &LanguagesReport{Rows: []LanguageRow{{Language: language.CPP, Items: 2, Passed: 1, ItemsPerSecond: 1,
+		NotPassed: []eval.Verdict{{TaskID: "CPP/7", Status: eval.Timeout, Reason: sandbox.ReasonTimeout}}}}}
+	var out strings.Builder
+	rep.Print(&out)
+	if !strings.Contains(out.String(), "1/2") || !strings.Contains(out.String(), "not passed: CPP/7 timeout: timeout") {
+		t.Errorf("report:\n%s", out.String())
 	}
 }
