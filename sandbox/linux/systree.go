@@ -15,9 +15,10 @@ import (
 // The system trees (/usr, the top-level directories of a root without
 // merged /usr, the /etc directories of etcDirs) are read-only overlays of
 // the source root's (see mountSystemTree for why overlays and not binds).
-// A runtime makes each once, as a detached mount (fsopen, fsmount), and
-// every sandbox init it starts mounts a clone of it (open_tree(2)), as it
-// does the workspace's directories.
+// A runtime makes each once (for its second sandbox: see systemTrees), as
+// a detached mount (fsopen, fsmount), and every sandbox init it starts
+// from then on mounts a clone of it (open_tree(2)), as it does the
+// workspace's directories.
 //
 // An overlay made per sandbox started with cold caches: each of its
 // dentries and inodes was built on the sandbox's first lookup, and freed
@@ -47,41 +48,37 @@ type systemTree struct {
 // remaking them costs about a cold sandbox's lookups once a minute.
 const treeMaxAge = time.Minute
 
-// systemTrees are a runtime's trees, made again when older than
-// treeMaxAge. A kernel without overlayfs gets none: each init then binds
-// the trees itself (mountSystemTree).
+// systemTrees are a runtime's trees, made for its second sandbox and
+// made again when older than treeMaxAge. Its first sandbox's init makes
+// overlays of its own, as it would with no trees: a one-shot runtime
+// (coderun exec) starts one sandbox, which shares with no other, and
+// making trees on the host (about 1 ms) and letting go of them (0.7 ms,
+// each unmount waits for RCU) would be its cost alone. A kernel without
+// overlayfs gets none: each init then binds the trees itself
+// (mountSystemTree).
 type systemTrees struct {
 	sourceRoot, stateDir string
 
 	mu    sync.Mutex
+	asked bool // a sandbox was handed none, being the first
 	made  time.Time
 	trees []systemTree
 	none  bool // no overlayfs: never made
 }
 
-// newSystemTrees makes the system trees of sourceRoot for the runtime
+// newSystemTrees prepares the system trees of sourceRoot for the runtime
 // whose state directory is stateDir.
 func newSystemTrees(sourceRoot, stateDir string) (*systemTrees, error) {
 	empty := filepath.Join(stateDir, emptyLayer)
 	if err := os.Mkdir(empty, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("system trees: %w", err)
 	}
-	st := &systemTrees{sourceRoot: sourceRoot, stateDir: stateDir}
-	trees, err := makeSystemTrees(sourceRoot, stateDir)
-	if errors.Is(err, unix.ENODEV) {
-		st.none = true
-		return st, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	st.trees, st.made = trees, time.Now()
-	return st, nil
+	return &systemTrees{sourceRoot: sourceRoot, stateDir: stateDir}, nil
 }
 
 // clones returns a clone of each tree, for one sandbox to mount (the
 // caller closes them), and where each goes (setupConfig.SystemTrees); none
-// when the runtime has no trees.
+// for the runtime's first sandbox and when the runtime has no trees.
 func (st *systemTrees) clones() ([]*os.File, []string, error) {
 	if st == nil {
 		return nil, nil, nil
@@ -91,8 +88,16 @@ func (st *systemTrees) clones() ([]*os.File, []string, error) {
 	if st.none {
 		return nil, nil, nil
 	}
-	if time.Since(st.made) > treeMaxAge {
+	if !st.asked {
+		st.asked = true
+		return nil, nil, nil
+	}
+	if st.trees == nil || time.Since(st.made) > treeMaxAge {
 		trees, err := makeSystemTrees(st.sourceRoot, st.stateDir)
+		if errors.Is(err, unix.ENODEV) {
+			st.none = true
+			return nil, nil, nil
+		}
 		if err != nil {
 			return nil, nil, err
 		}

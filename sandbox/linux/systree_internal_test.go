@@ -9,9 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestSystemTreesAreMadeAgain: trees older than treeMaxAge are made again
-// (a host's package upgrade reaches the sandboxes started after it), and
-// until then every sandbox gets clones of the same ones.
+// TestSystemTreesAreMadeAgain: the first sandbox gets none (its init makes
+// its own), the next ones clones of the same trees, and trees older than
+// treeMaxAge are made again (a host's package upgrade reaches the
+// sandboxes started after it).
 func TestSystemTreesAreMadeAgain(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
@@ -46,6 +47,9 @@ func TestSystemTreesAreMadeAgain(t *testing.T) {
 			f.Close()
 		}
 		return out
+	}
+	if files, paths, err := st.clones(); err != nil || len(files)+len(paths) > 0 {
+		t.Fatalf("the first sandbox got trees %v (%v): its init makes its own", paths, err)
 	}
 	first, second := devs(), devs()
 	if first["usr"] != second["usr"] || first["etc/ssl"] != second["etc/ssl"] {
