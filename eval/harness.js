@@ -10,8 +10,14 @@
 // arrays, plain objects, Maps, Sets…), keeps anything else as a handle, and
 // prints the marker only when the tests ran to their end without throwing.
 //
-// Set by the program before this: __cr_solution (the solution's source).
+// Set by the program before this: __cr_solution (the solution's source) and
+// __cr_node_modules (where the modules the evaluation provides are, such as
+// js-md5: the solution's require looks there after its own directories).
 "use strict";
+
+// This process's require looks there too, after the program's own
+// directories (and U's: u.js below).
+module.paths.push(__cr_node_modules);
 
 // --- shared: the encoding of values --------------------------------------
 
@@ -222,7 +228,8 @@ function crTests() {
   }
   const dir = fs.mkdtempSync("/tmp/coderun-eval-");
   fs.writeFileSync(dir + "/solution.js", __cr_solution);
-  fs.writeFileSync(dir + "/u.js", '"use strict";\n' + [crEncode, crDecode, crLink, crSolution].map(String).join("\n") + "\ncrSolution();\n");
+  fs.writeFileSync(dir + "/u.js", '"use strict";\nmodule.paths.push(' + JSON.stringify(__cr_node_modules) + ");\n" +
+    [crEncode, crDecode, crLink, crSolution].map(String).join("\n") + "\ncrSolution();\n");
   const u = cp.spawn(python, ["-I", "-S", "-c", CR_LANDLOCK, process.execPath, dir + "/u.js", dir], { stdio: ["ignore", "inherit", "inherit", "pipe", "pipe"] });
   // U reads requests on its fd 3 and answers on its fd 4; here, both are
   // the other ends of the same socket pairs, used without the event loop.

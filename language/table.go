@@ -15,6 +15,10 @@ const (
 	// GoCache is a Go build cache of the standard library and testify,
 	// which Go reads without writing to it.
 	GoCache = "/usr/local/lib/coderun/go-cache"
+	// NodeModules holds the node modules eval's harness resolves for
+	// JavaScript items: js-md5, which HumanEval-X's JavaScript/162
+	// requires (its reference environment, CodeGeeX's, installs it).
+	NodeModules = "/usr/local/lib/coderun/node/node_modules"
 )
 
 var specs = []Spec{

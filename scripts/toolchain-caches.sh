@@ -5,6 +5,7 @@
 #   rust/      rlibs of the crates HumanEval-X's Rust programs use (rand 0.8,
 #              regex, md5), built offline by Debian's cargo from Debian's
 #              crate sources (/usr/share/cargo/registry).
+#   node/      node modules for eval's JavaScript items (js-md5), see below.
 #   go-cache/  a Go build cache of the packages Go programs commonly import
 #              and of testify, built with the sandbox's Go settings, so a
 #              compile step does not build the standard library again.
@@ -104,5 +105,25 @@ GO
     chmod -R a+rX "$dest/go-cache.new"
     rm -rf "$dest/go-cache"
     mv "$dest/go-cache.new" "$dest/go-cache"
+  fi
+fi
+
+# node/  the node modules eval's node harness resolves for JavaScript items
+#        (language.NodeModules): js-md5, which HumanEval-X's JavaScript/162
+#        requires and its reference environment (CodeGeeX's) installs;
+#        pinned by scripts/node-libs/package-lock.json, installed with npm ci.
+libs="$(cd "$(dirname "$0")" && pwd)/node-libs"
+if [ -x /usr/bin/node ] && command -v npm >/dev/null 2>&1; then
+  stamp="$(sha256sum "$libs/package-lock.json" | cut -d' ' -f1)"
+  if [ "$(cat "$dest/node/.stamp" 2>/dev/null)" != "$stamp" ]; then
+    echo "toolchain-caches: installing the node modules of scripts/node-libs (js-md5)" >&2
+    rm -rf "$dest/node.new"
+    mkdir -p "$dest/node.new"
+    cp "$libs/package.json" "$libs/package-lock.json" "$dest/node.new/"
+    (cd "$dest/node.new" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$stamp" >"$dest/node.new/.stamp"
+    chmod -R a+rX "$dest/node.new"
+    rm -rf "$dest/node"
+    mv "$dest/node.new" "$dest/node"
   fi
 fi
