@@ -240,6 +240,9 @@ func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) 
 	if init := r.bin.init(); init != "" {
 		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: init, Target: initPath, ReadOnly: true})
 	}
+	if r.sentry {
+		host.Mounts = append(host.Mounts, r.sentryMounts()...)
+	}
 	created, err := r.cli.ContainerCreate(ctx, cfg, host, nil, nil, b.name)
 	if err != nil {
 		return fmt.Errorf("creating the container: %w", err)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
 )
 
@@ -90,4 +91,15 @@ func (c cgroup) pidsCurrent() (int, error) {
 		return 0, fmt.Errorf("counting the container's tasks: pids.current %q: %w", data, err)
 	}
 	return n, nil
+}
+
+// sentryMounts hide what the Sentry offers a container that runc does not
+// (the gvisor runtime hides them alike): FUSE, an unreadable file over
+// /dev/fuse, and TUN, an empty read-only directory over /dev/net. (runsc
+// ignores the engine's masked paths.)
+func (r *Runtime) sentryMounts() []mount.Mount {
+	return []mount.Mount{
+		{Type: mount.TypeBind, Source: r.bin.hidden(), Target: "/dev/fuse", ReadOnly: true},
+		{Type: mount.TypeTmpfs, Target: "/dev/net", ReadOnly: true, TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 4096, Mode: 0o555}},
+	}
 }
