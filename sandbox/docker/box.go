@@ -303,6 +303,11 @@ func (r *Runtime) awaitReady(ctx context.Context, b *box) error {
 	}
 	b.p.release()
 	b.p.ready.Close()
+	if r.sentry {
+		if err := b.cg.raiseOOMScores(); err != nil {
+			return err
+		}
+	}
 	return r.setPids(b, b.limits.Processes)
 }
 

@@ -138,11 +138,27 @@ func TestRunscSuite(t *testing.T) {
 	}
 	s := &sandboxtest.Suite{PrivatePaths: []string{"/run/coderun/docker"}, Known: map[string]string{
 		"Security/FromC": "the image has no C compiler (its packages are the Python stack and Node): compiled languages run on the linux runtime",
+		// gVisor's own, as on the gvisor runtime (its known list):
+		"Security/SpecialFilesOut":   noHostFIFOs,
+		"Security/LinksOutAndBackIn": noHostFIFOs,
+		"Security/MemoryBombInChild": "an OOM kill ends the whole sandbox, not only the process past the limit: " +
+			"the host's OOM killer kills the Sentry, which holds every process's memory (the run reports memory_limit)",
+		"Security/OOMScoreAdj":  sentryOOMScore,
+		"Security/WriteProcSys": sentryOOMScore,
 	}}
 	// Long-lived sandboxes are refused under runsc (TestRunscNoSessions).
 	s.NewRuntime = func(t *testing.T) sandbox.Runtime { return oneShotOnly{newRunscRuntime(t, 0)} }
 	s.Run(t)
 }
+
+const (
+	noHostFIFOs = "a FIFO or unix socket the program makes in its workspace lives in the Sentry's memory only " +
+		"(gVisor's gofer makes none on the host), so it never reaches the host nor the run's files"
+	sentryOOMScore = "oom_score_adj is the Sentry's file, not the host's kernel's: a program lowers the score of its " +
+		"task in the Sentry, which no OOM killer reads; the host's score of the Sentry, which holds every process's " +
+		"memory, is 1000 (the runtime raises it there: runsc left it at 1; TestRunscOOMScoreStaysTheHosts), and runsc " +
+		"ignores the engine's read-only paths"
+)
 
 // oneShotOnly is a runtime's one-shot runs alone.
 type oneShotOnly struct{ sandbox.Runtime }
