@@ -140,14 +140,14 @@ find_runsc() {
 # write_runsc_wrapper writes the OCI runtime the engine runs as "runsc":
 # runsc with the flags the docker runtime needs before the engine's own
 # (--root, --log, create...): no network stack at all (the containers have
-# none), and host FIFOs opened through the gofer (the host talks to a
-# container's init through named pipes: sandbox/docker's pipes.go). Not
-# --oci-seccomp: the Sentry applying Docker's profile (the docker runtime's)
-# makes every thread's creation fail ("can't start new thread": the
-# profile's clone3 rule), so the programs are filtered by the Sentry's own
-# system-call implementation only (the README's runtimes table).
+# none), host FIFOs opened through the gofer (the host talks to a
+# container's init through named pipes: sandbox/docker's pipes.go), and
+# the container's seccomp profile applied by the Sentry to the program
+# (--oci-seccomp; the docker runtime gives runsc containers a profile
+# written for the Sentry, the gvisor runtime's, not Docker's: see
+# sandbox/docker's seccomp.go).
 write_runsc_wrapper() {
-  printf '#!/bin/sh\n# Written by scripts/docker.sh: gVisor'"'"'s runsc for the Docker Engine.\nexec %q --network=none --host-fifo=open "$@"\n' "$1" >"$2.new"
+  printf '#!/bin/sh\n# Written by scripts/docker.sh: gVisor'"'"'s runsc for the Docker Engine.\nexec %q --network=none --host-fifo=open --oci-seccomp "$@"\n' "$1" >"$2.new"
   chmod 0755 "$2.new"
   mv "$2.new" "$2"
 }

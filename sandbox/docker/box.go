@@ -240,6 +240,9 @@ func (r *Runtime) startBox(ctx context.Context, b *box, in sandbox.Interpreter) 
 	if init := r.bin.init(); init != "" {
 		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: init, Target: initPath, ReadOnly: true})
 	}
+	if r.sentry {
+		host.Mounts = append(host.Mounts, r.sentryMounts()...)
+	}
 	created, err := r.cli.ContainerCreate(ctx, cfg, host, nil, nil, b.name)
 	if err != nil {
 		return fmt.Errorf("creating the container: %w", err)
@@ -300,6 +303,11 @@ func (r *Runtime) awaitReady(ctx context.Context, b *box) error {
 	}
 	b.p.release()
 	b.p.ready.Close()
+	if r.sentry {
+		if err := b.cg.raiseOOMScores(); err != nil {
+			return err
+		}
+	}
 	return r.setPids(b, b.limits.Processes)
 }
 

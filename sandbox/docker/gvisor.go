@@ -12,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
+	"golang.org/x/sys/unix"
 )
 
 // ErrNoSessionsOnRunsc is NewSandbox's answer under the OCI runtime runsc:
@@ -90,4 +92,43 @@ func (c cgroup) pidsCurrent() (int, error) {
 		return 0, fmt.Errorf("counting the container's tasks: pids.current %q: %w", data, err)
 	}
 	return n, nil
+}
+
+// sentryMounts hide what the Sentry offers a container that runc does not
+// (the gvisor runtime hides them alike): FUSE, an unreadable file over
+// /dev/fuse, and TUN, an empty read-only directory over /dev/net (runsc
+// ignores the engine's masked paths); and an empty read-only directory
+// over /sys/fs/cgroup in place of the engine's cgroup mount, with which
+// runsc makes the Sentry's groups after the container's ID, which
+// /proc/self/cgroup then shows (the engine's name for it on the host);
+// without it the program's groups are the Sentry's root, "/", as under
+// runc's cgroup namespace.
+func (r *Runtime) sentryMounts() []mount.Mount {
+	empty := func(at string) mount.Mount {
+		return mount.Mount{Type: mount.TypeTmpfs, Target: at, ReadOnly: true, TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 4096, Mode: 0o555}}
+	}
+	return []mount.Mount{
+		{Type: mount.TypeBind, Source: r.bin.hidden(), Target: "/dev/fuse", ReadOnly: true},
+		empty("/dev/net"), empty("/sys/fs/cgroup"),
+	}
+}
+
+// raiseOOMScores sets the host's oom_score_adj of every process in the
+// cgroup to 1000, so that the host's OOM killer takes the sandbox first.
+// Under runsc the container's score (the engine's 1000) is the program's
+// in the Sentry, not the host's: the Sentry, the gofer and the systrap
+// stubs, which hold the program's memory, ran at 1
+// (TestRunscOOMScoreStaysTheHosts). Processes they start later inherit it.
+func (c cgroup) raiseOOMScores() error {
+	pids, err := c.procs()
+	if err != nil {
+		return err
+	}
+	for _, pid := range pids {
+		err := os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte("1000"), 0)
+		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("raising the OOM score of the container's process %d: %w", pid, err)
+		}
+	}
+	return nil
 }

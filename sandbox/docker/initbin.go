@@ -32,6 +32,10 @@ type binDir struct {
 // init returns the host path of the init program.
 func (d binDir) init() string { return filepath.Join(d.dir, "init") }
 
+// hidden returns the host path of an empty file no one but root may read
+// or write, bound over the devices a container must not have (gvisor.go).
+func (d binDir) hidden() string { return filepath.Join(d.dir, "hidden") }
+
 // newBinDir mounts the tmpfs under stateDir and writes the init program
 // into it; with no program embedded for this architecture it makes none.
 func newBinDir(stateDir string) (binDir, error) {
@@ -65,6 +69,10 @@ func newBinDir(stateDir string) (binDir, error) {
 	if err := os.WriteFile(d.init(), initProgram, 0o555); err != nil {
 		d.remove()
 		return binDir{}, fmt.Errorf("writing the init program: %w", err)
+	}
+	if err := os.WriteFile(d.hidden(), nil, 0); err != nil {
+		d.remove()
+		return binDir{}, fmt.Errorf("writing the hidden file: %w", err)
 	}
 	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, size); err != nil {
 		d.remove()

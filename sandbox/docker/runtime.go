@@ -122,6 +122,12 @@ func New(opts Options) (*Runtime, error) {
 		cli.Close()
 		return nil, fmt.Errorf("docker runtime: oci_runtime: %w", err)
 	}
+	if sentry {
+		if profile, err = sentrySeccompProfile(); err != nil {
+			cli.Close()
+			return nil, fmt.Errorf("docker runtime: %w", err)
+		}
+	}
 	owner, err := processID(os.Getpid())
 	if err != nil {
 		cli.Close()

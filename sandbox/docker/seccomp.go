@@ -8,6 +8,8 @@ import (
 	"github.com/moby/profiles/seccomp"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/coderun/coderun/sandbox/gvisor"
 )
 
 // The containers' seccomp profile: Docker's default (an allow-list; what it
@@ -65,6 +67,28 @@ func seccompProfile() (string, error) {
 	data, err := json.Marshal(p)
 	if err != nil {
 		return "", fmt.Errorf("the seccomp profile: %w", err)
+	}
+	return string(data), nil
+}
+
+// sentrySeccompProfile returns, as the engine's JSON, the profile for
+// containers under gVisor's runsc, which the Sentry applies to the program
+// (runsc's --oci-seccomp, scripts/docker.sh's registration): the gvisor
+// runtime's (allow by default, deny the linux runtime's calls, sockets and
+// namespace flags), not Docker's allow-list, whose clone3 rule (ENOSYS,
+// which runsc answers EPERM, so glibc does not fall back to clone) leaves
+// programs no threads. Under gVisor none of these calls reaches the host's
+// kernel; the filter narrows the Sentry's surface and gives programs the
+// answers they get on the other runtimes.
+func sentrySeccompProfile() (string, error) {
+	l := gvisor.SeccompProfile()
+	p := &seccomp.Seccomp{LinuxSeccomp: specs.LinuxSeccomp{DefaultAction: l.DefaultAction, Architectures: l.Architectures}}
+	for _, sc := range l.Syscalls {
+		p.Syscalls = append(p.Syscalls, &seccomp.Syscall{LinuxSyscall: sc})
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("the seccomp profile for runsc: %w", err)
 	}
 	return string(data), nil
 }

@@ -21,6 +21,10 @@ import (
 // runtime's filter answers it ENOSYS). The namespaces clone3 could ask
 // for would be the Sentry's own.
 
+// SeccompProfile is the filter for any runsc that applies a container's
+// own (--oci-seccomp): the docker runtime's under oci_runtime: runsc.
+func SeccompProfile() *specs.LinuxSeccomp { return seccompProfile() }
+
 // seccompProfile is the filter: allow by default, deny the linux
 // runtime's system calls (linux.DeniedSyscalls), clone with a namespace
 // flag, sockets of the address families and types it refuses, and

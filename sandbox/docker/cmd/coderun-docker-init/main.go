@@ -26,7 +26,9 @@
 // payload on 3 and ready on 4: a bootstrap waits on fd 3 for its program,
 // so the host starts a container ahead of its request and hands it the
 // program later. in and payload reach the child through anonymous pipes the
-// init copies into (a program that reopens /dev/stdin or /dev/fd/3, as
+// init copies into, reading each named pipe only once poll says it is
+// readable (copyWhenReadable: under gVisor a read may block its process's
+// every thread) (a program that reopens /dev/stdin or /dev/fd/3, as
 // bash's bootstrap does, gets what is left of them, never a named pipe
 // whose writer is gone); with --direct-stdin, in is the child's fd 0
 // itself (the runtime's long-lived sandboxes: the host, which holds the
@@ -183,6 +185,40 @@ func dropSignals() {
 	}()
 }
 
+// copyWhenReadable copies the named pipe fifo (open non-blocking) to w
+// until its end, reading only once poll(2) has said it is readable, so
+// that no read ever waits for data. Under gVisor's runsc a read may: its
+// Sentry opens a host FIFO (directfs, its default) without O_NONBLOCK and
+// ignores the flag set on it from inside, so a read of a pipe that has a
+// writer but no data waited in the host's read(2), holding the init's
+// address space: the init's next fork or unmap waited for it, and its
+// every thread with that, until the host wrote, which the host does only
+// once the program is ready. About one container start in 25 never got
+// ready so (README, Docker with runsc). Poll waits in the Sentry,
+// holding nothing; after it a read returns at once.
+func copyWhenReadable(w io.Writer, fifo int) {
+	buf := make([]byte, 32<<10)
+	pfd := []unix.PollFd{{Fd: int32(fifo), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(pfd, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return
+		}
+		n, err := unix.Read(fifo, buf)
+		switch {
+		case err == unix.EAGAIN || err == unix.EINTR:
+			continue
+		case err != nil || n == 0: // the host's write end is closed
+			return
+		}
+		if _, err := w.Write(buf[:n]); err != nil {
+			return // the program closed its end
+		}
+	}
+}
+
 // supervise runs argv as described in the package comment; with
 // directStdin, the command's fd 0 is the named pipe in itself. It returns
 // only on an error before the command started.
@@ -207,21 +243,26 @@ func supervise(dir string, argv []string, directStdin bool) error {
 		name string
 		flag int
 	}{{"in", os.O_RDONLY}, {"out", os.O_WRONLY}, {"err", os.O_WRONLY}, {"payload", os.O_RDONLY}, {"ready", os.O_WRONLY}} {
-		f, err := open(spec.name, spec.flag)
-		if err != nil {
-			return err
-		}
 		if spec.flag == os.O_RDONLY && !(directStdin && spec.name == "in") {
+			fifo, err := unix.Open(filepath.Join(dir, spec.name), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return &os.PathError{Op: "open", Path: filepath.Join(dir, spec.name), Err: err}
+			}
 			r, w, err := os.Pipe()
 			if err != nil {
 				return err
 			}
-			go func(fifo *os.File) {
-				_, _ = io.Copy(w, fifo)
+			go func() {
+				copyWhenReadable(w, fifo)
 				w.Close()
-				fifo.Close()
-			}(f)
-			f = r
+				unix.Close(fifo)
+			}()
+			fds[i] = r
+			continue
+		}
+		f, err := open(spec.name, spec.flag)
+		if err != nil {
+			return err
 		}
 		fds[i] = f
 	}
