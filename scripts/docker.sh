@@ -239,7 +239,10 @@ run_with_engine() {
     export CODERUN_TEST_DOCKER_HOST="$host"
   fi
   trap stop_if_unused EXIT
-  "$@" || status=$?
+  # This shell holds the users' lock while the command runs; the command
+  # does not get it, so that a process it leaves behind (a test's sentinel
+  # outliving its killed test binary) does not hold it for ever.
+  "$@" 7>&- || status=$?
   return $status
 }
 
