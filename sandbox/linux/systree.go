@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -156,35 +156,38 @@ func makeSystemTrees(sourceRoot, stateDir string) ([]systemTree, error) {
 			rels = append(rels, filepath.Join("etc", name))
 		}
 	}
-	var trees []systemTree
-	err := inDirectory(stateDir, func() error {
-		for _, rel := range rels {
-			mnt, err := overlayOf(filepath.Join(sourceRoot, rel))
-			if err != nil {
-				return err
-			}
-			trees = append(trees, systemTree{rel: rel, mnt: mnt})
-		}
-		return nil
-	})
+	// The empty layer by a descriptor's path: the options show in every
+	// sandbox's mount table, and the state directory is a host path no
+	// sandbox may learn (a relative name would need a working directory
+	// of its own: a thread unshared and ended, whose end sends the
+	// parent-death signal to every child it had started).
+	empty, err := unix.Open(filepath.Join(stateDir, emptyLayer), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		closeTrees(trees)
 		return nil, fmt.Errorf("system trees: %w", err)
+	}
+	defer unix.Close(empty)
+	emptyPath := "/proc/self/fd/" + strconv.Itoa(empty)
+	var trees []systemTree
+	for _, rel := range rels {
+		mnt, err := overlayOf(filepath.Join(sourceRoot, rel), emptyPath)
+		if err != nil {
+			closeTrees(trees)
+			return nil, fmt.Errorf("system trees: %w", err)
+		}
+		trees = append(trees, systemTree{rel: rel, mnt: mnt})
 	}
 	return trees, nil
 }
 
 // overlayOf makes a detached read-only overlay of src over the empty
-// layer, which is named relative to the working directory: the options
-// show in every sandbox's mount table, and the state directory is a host
-// path no sandbox may learn.
-func overlayOf(src string) (*os.File, error) {
+// layer at empty.
+func overlayOf(src, empty string) (*os.File, error) {
 	fsfd, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("overlay %s: %w", src, err)
 	}
 	defer unix.Close(fsfd)
-	for _, o := range [][2]string{{"source", "overlay"}, {"lowerdir", overlayEscape(src) + ":" + emptyLayer}} {
+	for _, o := range [][2]string{{"source", "overlay"}, {"lowerdir", overlayEscape(src) + ":" + empty}} {
 		if err := unix.FsconfigSetString(fsfd, o[0], o[1]); err != nil {
 			return nil, fmt.Errorf("overlay %s: %s: %w", src, o[0], err)
 		}
@@ -197,27 +200,6 @@ func overlayOf(src string) (*os.File, error) {
 		return nil, fmt.Errorf("overlay %s: %w", src, err)
 	}
 	return os.NewFile(uintptr(fd), src), nil
-}
-
-// inDirectory runs fn with dir as its working directory, on a thread of its
-// own whose working directory is its own (unshare(CLONE_FS)): the
-// process's, which every goroutine shares, does not change. The thread
-// ends with fn (it is never unlocked, so the Go runtime retires it).
-func inDirectory(dir string, fn func() error) error {
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if err := unix.Unshare(unix.CLONE_FS); err != nil {
-			done <- fmt.Errorf("unshare the working directory: %w", err)
-			return
-		}
-		if err := unix.Chdir(dir); err != nil {
-			done <- err
-			return
-		}
-		done <- fn()
-	}()
-	return <-done
 }
 
 func closeTrees(trees []systemTree) {

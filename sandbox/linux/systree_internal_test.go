@@ -2,7 +2,10 @@ package linux
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,5 +61,63 @@ func TestSystemTreesAreMadeAgain(t *testing.T) {
 	st.made = time.Now().Add(-2 * treeMaxAge)
 	if third := devs(); third["usr"] == first["usr"] || third["etc/ssl"] == first["etc/ssl"] {
 		t.Errorf("trees older than treeMaxAge were not made again: %v, then %v", first, third)
+	}
+}
+
+// TestMakingTreesEndsNoThread: a child started with a parent-death signal
+// (every sandbox init and the zygote are) gets it when the OS thread that
+// started it ends, not the process. Making the trees must end no thread:
+// it once did its work on a thread of its own that it let the Go runtime
+// retire, which could be the one that had started the zygote.
+func TestMakingTreesEndsNoThread(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	state := t.TempDir()
+	if err := os.Mkdir(filepath.Join(state, emptyLayer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Started from a thread that is not the main one (which the Go
+	// runtime never ends), then left to the runtime's pool of threads.
+	hold := make(chan struct{})
+	defer close(hold)
+	var child *exec.Cmd
+	for child == nil {
+		started := make(chan *exec.Cmd)
+		go func() {
+			runtime.LockOSThread()
+			if unix.Gettid() == unix.Getpid() {
+				started <- nil
+				<-hold // keep the main thread out of the way
+				return
+			}
+			c := exec.Command("sleep", "60")
+			c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			if err := c.Start(); err != nil {
+				t.Error(err)
+				c = &exec.Cmd{}
+			}
+			runtime.UnlockOSThread()
+			started <- c
+		}()
+		child = <-started
+	}
+	if child.Process == nil {
+		t.FailNow()
+	}
+	defer child.Process.Kill()
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	for range 20 {
+		trees, err := makeSystemTrees("/", state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeTrees(trees)
+	}
+	select {
+	case err := <-exited:
+		t.Fatalf("the child started before making the trees ended: %v", err)
+	case <-time.After(200 * time.Millisecond):
 	}
 }
