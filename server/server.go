@@ -124,36 +124,21 @@ type Server struct {
 // New checks opts and builds the server: two surfaces claiming the same
 // pattern, or documents that disagree, are errors here.
 func New(opts Options) (*Server, error) {
-	if opts.Keys == nil && !opts.InsecureLocal {
+	noKeys := opts.Keys == nil
+	if ks, ok := opts.Keys.(*KeySet); ok && ks.Len() == 0 {
+		noKeys = true
+	}
+	if noKeys && !opts.InsecureLocal {
 		return nil, fmt.Errorf("%w: give API keys, or open the server on loopback for local use only (insecure local mode)", ErrNoKeys)
 	}
-	if ks, ok := opts.Keys.(*KeySet); ok && ks.Len() == 0 && !opts.InsecureLocal {
-		return nil, fmt.Errorf("%w: give API keys, or open the server on loopback for local use only (insecure local mode)", ErrNoKeys)
-	}
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
-	}
-	if opts.Grace <= 0 {
-		opts.Grace = DefaultGrace
-	}
-	if opts.ReadHeaderTimeout <= 0 {
-		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
-	}
-	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = DefaultIdleTimeout
-	}
-	if opts.BodyTimeout <= 0 {
-		opts.BodyTimeout = DefaultBodyTimeout
-	}
-	if opts.WriteTimeout <= 0 {
-		opts.WriteTimeout = DefaultWriteTimeout
-	}
-	if opts.MaxConnections <= 0 {
-		opts.MaxConnections = DefaultMaxConnections
-	}
-	if opts.MaxHeaderBytes <= 0 {
-		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
-	}
+	orDefault(&opts.MaxBody, DefaultMaxBody)
+	orDefault(&opts.Grace, DefaultGrace)
+	orDefault(&opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	orDefault(&opts.IdleTimeout, DefaultIdleTimeout)
+	orDefault(&opts.BodyTimeout, DefaultBodyTimeout)
+	orDefault(&opts.WriteTimeout, DefaultWriteTimeout)
+	orDefault(&opts.MaxConnections, DefaultMaxConnections)
+	orDefault(&opts.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
 	}
@@ -175,6 +160,13 @@ func New(opts Options) (*Server, error) {
 	}
 	s.handler = StallGuard(s.outer(mux), opts.WriteTimeout)
 	return s, nil
+}
+
+// orDefault sets *v to d when it is zero or negative (not set).
+func orDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // Handler is the server's whole handler, for tests and embedding.
