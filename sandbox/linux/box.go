@@ -574,16 +574,12 @@ func (b *box) startForked(req zygoteRequest) error {
 	b.hostEnds(p)
 	trees, err := b.ws.clones()
 	if err != nil {
-		for _, f := range ends {
-			f.Close()
-		}
+		closeFiles(ends)
 		return err
 	}
 	ends = append(ends, trees...)
 	defer func() {
-		for _, f := range ends {
-			f.Close()
-		}
+		closeFiles(ends)
 	}()
 	pid, pidfd, generation, err := b.rt.zygote.spawn(req, ends)
 	if err != nil {

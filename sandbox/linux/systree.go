@@ -108,14 +108,12 @@ func (st *systemTrees) clones() ([]*os.File, []string, error) {
 	out := make([]*os.File, 0, len(st.trees))
 	paths := make([]string, 0, len(st.trees))
 	for _, t := range st.trees {
-		fd, err := unix.OpenTree(int(t.mnt.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+		f, err := cloneMount(t.mnt, "")
 		if err != nil {
-			for _, f := range out {
-				f.Close()
-			}
-			return nil, nil, fmt.Errorf("system tree %s: clone: %w", t.rel, err)
+			closeFiles(out)
+			return nil, nil, fmt.Errorf("system tree %s: %w", t.rel, err)
 		}
-		out = append(out, os.NewFile(uintptr(fd), t.rel))
+		out = append(out, f)
 		paths = append(paths, t.rel)
 	}
 	return out, paths, nil

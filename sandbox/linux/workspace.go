@@ -104,18 +104,37 @@ func (w *workspace) work() string { return filepath.Join(w.dir, "work") }
 // clones returns detached copies (open_tree(2) clones) of work/, tmp/ and
 // shm/, for one sandbox to mount; the caller closes them.
 func (w *workspace) clones() ([]*os.File, error) {
-	var out []*os.File
+	out := make([]*os.File, 0, len(workspaceDirs))
 	for _, d := range workspaceDirs {
-		fd, err := unix.OpenTree(int(w.mnt.Fd()), d.name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		f, err := cloneMount(w.mnt, d.name)
 		if err != nil {
-			for _, f := range out {
-				f.Close()
-			}
-			return nil, fmt.Errorf("workspace: clone %s: %w", d.name, err)
+			closeFiles(out)
+			return nil, fmt.Errorf("workspace: %w", err)
 		}
-		out = append(out, os.NewFile(uintptr(fd), d.name))
+		out = append(out, f)
 	}
 	return out, nil
+}
+
+// cloneMount returns a detached clone (open_tree(2)) of the directory at
+// path in the mount mnt, or of its root when path is empty.
+func cloneMount(mnt *os.File, path string) (*os.File, error) {
+	flags := unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC
+	if path == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	name := filepath.Join(mnt.Name(), path)
+	fd, err := unix.OpenTree(int(mnt.Fd()), path, uint(flags))
+	if err != nil {
+		return nil, fmt.Errorf("clone %s: %w", name, err)
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+func closeFiles(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // resize changes the size cap (reconfiguring the tmpfs every clone shares).

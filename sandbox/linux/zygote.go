@@ -158,9 +158,7 @@ func (rt *Runtime) buildTemplate() (*os.File, error) {
 	err = cmd.Start()
 	controlR.Close()
 	eventsW.Close()
-	for _, f := range system {
-		f.Close()
-	}
+	closeFiles(system)
 	if err != nil {
 		controlW.Close()
 		return nil, fmt.Errorf("start template init: %w", err)
